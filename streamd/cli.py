@@ -1,0 +1,145 @@
+"""Command line: ``streamd [config-file] [--port 6379] [--<redis.conf key> value ...]``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import time
+
+from . import REDIS_VERSION, __version__
+from .config import PARAMS, ALIASES, Config, ConfigError, parse_config_text
+
+USAGE = """Usage: streamd [/path/to/redis.conf] [options]
+       streamd -v or --version
+       streamd -h or --help
+
+Options are redis.conf keys with two leading dashes, for example:
+  --port 6379 --bind 127.0.0.1 --requirepass secret --databases 16 --loglevel notice
+  --port 0 picks a free port and logs the one chosen.
+"""
+
+_LEVELS = {"debug": logging.DEBUG, "verbose": logging.DEBUG, "notice": logging.INFO,
+           "warning": logging.WARNING, "nothing": logging.CRITICAL + 1}
+_MARKS = {logging.DEBUG: ".", logging.INFO: "*", logging.WARNING: "#", logging.ERROR: "#",
+          logging.CRITICAL: "#"}
+
+
+class _RedisFormatter(logging.Formatter):
+    """``pid:M 22 Nov 2026 07:40:01.123 * message``, as redis-server logs."""
+
+    def format(self, record):
+        t = time.localtime(record.created)
+        stamp = time.strftime("%d %b %Y %H:%M:%S", t) + f".{int(record.msecs):03d}"
+        mark = _MARKS.get(record.levelno, "*")
+        text = f"{os.getpid()}:M {stamp} {mark} {record.getMessage()}"
+        if record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
+
+
+def parse_args(argv: list[str]) -> Config:
+    """Build the Config from an optional config file and ``--key value`` options."""
+    config = Config()
+    pairs: list[tuple[str, str]] = []
+    args = list(argv)
+    if args and not args[0].startswith("--"):
+        path = args.pop(0)
+        try:
+            with open(path) as fh:
+                pairs.extend(parse_config_text(fh.read()))
+        except OSError as exc:
+            raise SystemExit(f"Fatal error, can't open config file '{path}': {exc.strerror}")
+        except ConfigError as exc:
+            raise SystemExit(f"*** FATAL CONFIG FILE ERROR *** {path}: {exc}")
+        config.file = os.path.abspath(path)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if not arg.startswith("--") or len(arg) == 2:
+            raise SystemExit(f"Invalid option '{arg}'. Options look like --port 6379.\n\n{USAGE}")
+        name = arg[2:]
+        values = []
+        i += 1
+        while i < len(args) and not args[i].startswith("--"):
+            values.append(args[i])
+            i += 1
+        pairs.append((name, " ".join(values)))
+    for name, value in pairs:
+        lname = name.lower()
+        if lname not in PARAMS and lname not in ALIASES:
+            raise SystemExit(f"*** FATAL CONFIG ERROR *** Bad directive or wrong number of "
+                             f"arguments: '{name}' is not a known option")
+        try:
+            config.set(lname, value, startup=True)
+        except ConfigError as exc:
+            raise SystemExit(f"*** FATAL CONFIG ERROR *** '{name} \"{value}\"': {exc}")
+    return config
+
+
+def setup_logging(config: Config) -> None:
+    handler: logging.Handler
+    if config["logfile"]:
+        handler = logging.FileHandler(config["logfile"])
+    else:
+        handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(_RedisFormatter())
+    root = logging.getLogger("streamd")
+    root.handlers[:] = [handler]
+    root.setLevel(_LEVELS[config["loglevel"]])
+    root.propagate = False
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    try:
+        import uvloop
+        return uvloop.new_event_loop()
+    except ImportError:
+        return asyncio.new_event_loop()
+
+
+async def _serve(config: Config) -> int:
+    from .server.server import Server
+
+    log = logging.getLogger("streamd")
+    server = Server(config)
+    try:
+        await server.start()
+    except OSError as exc:
+        log.warning("Failed listening on port %s (tcp), aborting: %s", config["port"], exc)
+        return 1
+    server.install_signal_handlers()
+    await server.serve_until_stopped()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("-v", "--version"):
+        print(f"streamd v={__version__} redis-api={REDIS_VERSION}")
+        return 0
+    if argv and argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    try:
+        config = parse_args(argv)
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    setup_logging(config)
+    log = logging.getLogger("streamd")
+    log.info("oO0OoO0OoO0Oo streamd is starting oO0OoO0OoO0Oo")
+    log.info("streamd version=%s, Redis API=%s, bits=64, pid=%d, just started",
+             __version__, REDIS_VERSION, os.getpid())
+    loop = _new_loop()
+    log.info("Event loop: %s", type(loop).__module__.split(".")[0])
+    try:
+        code = loop.run_until_complete(_serve(config))
+    finally:
+        loop.close()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""Argument parsing shared by every command family: Redis's strict number parsers and a
+small cursor over argv."""
+
+from __future__ import annotations
+
+import math
+
+from . import errors as E
+from .errors import CommandError
+
+LLONG_MIN = -(2**63)
+LLONG_MAX = 2**63 - 1
+
+
+def parse_int(arg: bytes, error: str = E.NOT_INTEGER) -> int:
+    """Redis string2ll: optional '-', digits, no '+', no leading zeros, no spaces, int64."""
+    if 0 < len(arg) <= 20:
+        body = arg[1:] if arg[:1] == b"-" else arg
+        if body.isdigit() and (body[:1] != b"0" or len(body) == 1) and arg != b"-0":
+            value = int(arg)
+            if LLONG_MIN <= value <= LLONG_MAX:
+                return value
+    raise CommandError(error)
+
+
+def parse_float(arg: bytes, error: str = E.NOT_FLOAT) -> float:
+    """Redis string2ld/strtold: no spaces, no NaN; 'inf' and '-inf' accepted."""
+    text = arg.decode("ascii", "replace")
+    if not text or text != text.strip() or text.lower() in ("nan", "-nan", "+nan"):
+        raise CommandError(error)
+    try:
+        value = float(text)
+    except ValueError:
+        raise CommandError(error) from None
+    if math.isnan(value):
+        raise CommandError(error)
+    return value
+
+
+def parse_timeout_ms(arg: bytes, now: int, unit_ms: int = 1) -> int:
+    """BLOCK-style timeout in milliseconds (0 = forever)."""
+    try:
+        value = parse_int(arg)
+    except CommandError:
+        raise CommandError(E.TIMEOUT_NOT_INT) from None
+    if value < 0:
+        raise CommandError(E.TIMEOUT_NEGATIVE)
+    value *= unit_ms
+    if value > 0 and now + value > LLONG_MAX:
+        raise CommandError(E.TIMEOUT_RANGE)
+    return value
+
+
+def lower(arg: bytes) -> bytes:
+    return arg.lower()
+
+
+class Args:
+    """A cursor over argv: ``next()``, ``next_int()``, ``peek_is(b'WORD')``, ``done``."""
+
+    __slots__ = ("argv", "pos")
+
+    def __init__(self, argv: list[bytes], pos: int = 1):
+        self.argv = argv
+        self.pos = pos
+
+    @property
+    def done(self) -> bool:
+        return self.pos >= len(self.argv)
+
+    @property
+    def remaining(self) -> int:
+        return len(self.argv) - self.pos
+
+    def peek(self) -> bytes | None:
+        return self.argv[self.pos] if self.pos < len(self.argv) else None
+
+    def peek_upper(self) -> bytes:
+        return self.argv[self.pos].upper() if self.pos < len(self.argv) else b""
+
+    def next(self, error: str = E.SYNTAX) -> bytes:
+        if self.pos >= len(self.argv):
+            raise CommandError(error)
+        self.pos += 1
+        return self.argv[self.pos - 1]
+
+    def next_int(self, error: str = E.NOT_INTEGER, missing: str = E.SYNTAX) -> int:
+        return parse_int(self.next(missing), error)
+
+    def rest(self) -> list[bytes]:
+        out = self.argv[self.pos:]
+        self.pos = len(self.argv)
+        return out
+
+
+def glob_match(pattern: bytes, text: bytes, nocase: bool = False) -> bool:
+    """Redis stringmatchlen: *, ?, [abc], [^a], [a-z], backslash escapes."""
+    if nocase:
+        pattern, text = pattern.lower(), text.lower()
+    return _match(pattern, 0, text, 0)
+
+
+def _match(p: bytes, pi: int, s: bytes, si: int) -> bool:
+    plen, slen = len(p), len(s)
+    while pi < plen:
+        c = p[pi]
+        if c == 0x2A:  # '*'
+            while pi + 1 < plen and p[pi + 1] == 0x2A:
+                pi += 1
+            if pi + 1 == plen:
+                return True
+            for k in range(si, slen + 1):
+                if _match(p, pi + 1, s, k):
+                    return True
+            return False
+        if si >= slen:
+            return False
+        if c == 0x3F:  # '?'
+            si += 1
+        elif c == 0x5B:  # '['
+            pi += 1
+            negate = pi < plen and p[pi] == 0x5E
+            if negate:
+                pi += 1
+            matched = False
+            while pi < plen and p[pi] != 0x5D:
+                if p[pi] == 0x5C and pi + 1 < plen:
+                    pi += 1
+                    if p[pi] == s[si]:
+                        matched = True
+                elif pi + 2 < plen and p[pi + 1] == 0x2D:
+                    lo, hi = sorted((p[pi], p[pi + 2]))
+                    if lo <= s[si] <= hi:
+                        matched = True
+                    pi += 2
+                elif p[pi] == s[si]:
+                    matched = True
+                pi += 1
+            if pi >= plen:
+                pi -= 1  # unterminated class: treat ']' as implied
+            if matched == negate:
+                return False
+            si += 1
+        else:
+            if c == 0x5C and pi + 1 < plen:
+                pi += 1
+                c = p[pi]
+            if c != s[si]:
+                return False
+            si += 1
+        pi += 1
+    return si == slen

@@ -1,0 +1,19 @@
+"""The value a handler returns to park its client until a key changes.
+
+Blocking is re-execution: when a key in ``keys`` is signalled, the server runs the same
+handler again with ``argv``. If that run returns another ``Block``, the client stays
+parked under its original deadline.
+"""
+
+from __future__ import annotations
+
+
+class Block:
+    __slots__ = ("keys", "timeout_ms", "argv", "nokey")
+
+    def __init__(self, keys: list[bytes], timeout_ms: int, argv: list[bytes] | None = None,
+                 nokey: bool = False):
+        self.keys = keys  # keys whose change should re-run the command
+        self.timeout_ms = timeout_ms  # 0 = forever; counted from the first park only
+        self.argv = argv  # argv to re-run (XREAD rewrites `$` to a concrete ID); None = same
+        self.nokey = nokey  # also wake on deletion/type change of the key (XREADGROUP)

@@ -1,0 +1,403 @@
+"""Connection commands: PING, ECHO, QUIT, RESET, HELLO, AUTH, SELECT and CLIENT."""
+
+from __future__ import annotations
+
+import hmac
+import time
+
+from .. import REDIS_VERSION
+from ..protocol.replies import OK, PONG, Map, Simple, Verbatim
+from . import errors as E
+from .args import Args, parse_int
+from .errors import CommandError
+from .table import block, command, integer, oneof, string, token
+
+_RESET = Simple(b"RESET")
+
+
+@command("ping", -1, "fast", group="connection", since="1.0.0",
+         summary="Returns the server's liveliness response.", complexity="O(1)",
+         args=(string("message", optional=True),))
+def ping(ctx, argv):
+    """PING [message]"""
+    if len(argv) > 2:
+        raise CommandError(E.wrong_arity("ping"))
+    return PONG if len(argv) == 1 else argv[1]
+
+
+@command("echo", 2, "fast", group="connection", since="1.0.0",
+         summary="Returns the given string.", complexity="O(1)", args=(string("message"),))
+def echo(ctx, argv):
+    """ECHO message"""
+    return argv[1]
+
+
+@command("quit", -1, "fast noauth", group="connection", since="1.0.0",
+         summary="Closes the connection.", complexity="O(1)", doc_flags=("deprecated",))
+def quit_(ctx, argv):
+    """QUIT"""
+    ctx.close_after_reply()
+    return OK
+
+
+@command("reset", 1, "fast noauth", group="connection", since="6.2.0",
+         summary="Resets the connection.", complexity="O(1)")
+def reset(ctx, argv):
+    """RESET"""
+    ctx.multi = None
+    ctx.multi_error = False
+    ctx.unwatch_all()
+    ctx.db = ctx.keyspace.dbs[0]
+    ctx.resp = 2
+    ctx.name = b""
+    ctx.no_evict = ctx.no_touch = False
+    ctx.authenticated = not ctx.config["requirepass"]
+    return _RESET
+
+
+def _check_password(ctx, user: bytes, password: bytes) -> None:
+    required = ctx.config["requirepass"]
+    if user != b"default" or not required or not hmac.compare_digest(
+            password, required.encode()):
+        raise CommandError(E.WRONGPASS)
+    ctx.authenticated = True
+
+
+@command("auth", -2, "fast noauth", group="connection", since="1.0.0",
+         summary="Authenticates the connection.", complexity="O(N) where N is the number of passwords defined for the user",
+         args=(string("username", optional=True, since="6.0.0"), string("password")))
+def auth(ctx, argv):
+    """AUTH [username] password"""
+    if len(argv) > 3:
+        raise CommandError(E.SYNTAX)
+    if len(argv) == 2 and not ctx.config["requirepass"]:
+        raise CommandError(E.AUTH_NOT_CONFIGURED)
+    user = argv[1] if len(argv) == 3 else b"default"
+    _check_password(ctx, user, argv[-1])
+    return OK
+
+
+@command("hello", -1, "fast noauth", group="connection", since="6.0.0",
+         summary="Handshakes with the Redis server.", complexity="O(1)",
+         args=(block("arguments", integer("protover"),
+                     block("auth", string("username"), string("password"), token="AUTH",
+                           optional=True),
+                     string("clientname", token="SETNAME", optional=True),
+                     optional=True),))
+def hello(ctx, argv):
+    """HELLO [protover [AUTH username password] [SETNAME clientname]]"""
+    proto = ctx.resp
+    args = Args(argv)
+    if not args.done:
+        proto = parse_int(args.next(), E.PROTO_NOT_INT)
+        if proto not in (2, 3):
+            raise CommandError(E.NOPROTO)
+    name = None
+    creds = None
+    while not args.done:
+        opt = args.next()
+        word = opt.upper()
+        if word == b"AUTH" and args.remaining >= 2:
+            creds = (args.next(), args.next())
+        elif word == b"SETNAME" and args.remaining >= 1:
+            name = args.next()
+            _check_name(name)
+        else:
+            raise CommandError(f"ERR Syntax error in HELLO option '{E._show(opt)}'")
+    if creds is not None:
+        _check_password(ctx, *creds)
+    if not ctx.authenticated:
+        raise CommandError("NOAUTH HELLO must be called with the client already authenticated, "
+                           "otherwise the HELLO <proto> AUTH <user> <pass> option can be used "
+                           "to authenticate the client and select the RESP protocol version at "
+                           "the same time")
+    if name is not None:
+        ctx.name = name
+    ctx.resp = proto
+    return Map([(b"server", b"redis"), (b"version", REDIS_VERSION.encode()),
+                (b"proto", proto), (b"id", ctx.id), (b"mode", b"standalone"),
+                (b"role", b"master"), (b"modules", [])])
+
+
+@command("select", 2, "fast", group="connection", since="1.0.0",
+         summary="Changes the selected database.", complexity="O(1)", args=(integer("index"),))
+def select(ctx, argv):
+    """SELECT index"""
+    index = parse_int(argv[1])
+    if not 0 <= index < len(ctx.keyspace.dbs):
+        raise CommandError(E.DB_INDEX)
+    ctx.db = ctx.keyspace.dbs[index]
+    return OK
+
+
+# --- CLIENT ------------------------------------------------------------------------------
+
+command("client", -2, "slow", group="connection", since="2.4.0",
+        summary="A container for client connection commands.", complexity="Depends on subcommand.",
+        container=True)
+
+_NAME_OK = set(range(33, 127))
+
+
+def _check_name(name: bytes, what: str = "Client names") -> None:
+    if any(c not in _NAME_OK for c in name):
+        raise CommandError(f"ERR {what} cannot contain spaces, newlines or special characters.")
+
+
+def client_line(c, now: float) -> str:
+    flags = ""
+    if c.waiter is not None:
+        flags += "b"
+    if c.multi is not None:
+        flags += "x"
+    if c.watched and c.watch_dirty:
+        flags += "d"
+    if c.no_evict:
+        flags += "e"
+    if c.no_touch:
+        flags += "T"
+    flags = flags or "N"
+    return (f"id={c.id} addr={c.addr} laddr={c.laddr} fd={c.fd} "
+            f"name={c.name.decode('utf-8', 'replace')} age={int(now - c.created)} "
+            f"idle={int(now - c.last_interaction)} flags={flags} db={c.db.index} sub=0 psub=0 "
+            f"ssub=0 multi={len(c.multi) if c.multi is not None else -1} "
+            f"watch={len(c.watched)} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 "
+            f"rbp=0 obl=0 oll=0 omem=0 tot-mem=1024 events=r cmd={c.last_cmd} user=default "
+            f"redir=-1 resp={c.resp} lib-name={c.lib_name.decode('utf-8', 'replace')} "
+            f"lib-ver={c.lib_ver.decode('utf-8', 'replace')} io-thread=0 "
+            f"tot-net-in={c.net_in} tot-net-out={c.net_out} tot-cmds={c.tot_cmds}")
+
+
+@command("client|id", 2, "fast", group="connection", since="5.0.0",
+         summary="Returns the unique client ID of the connection.", complexity="O(1)")
+def client_id(ctx, argv):
+    """CLIENT ID"""
+    return ctx.id
+
+
+@command("client|setname", 3, "fast", group="connection", since="2.6.9",
+         summary="Sets the connection name.", complexity="O(1)",
+         args=(string("connection-name"),))
+def client_setname(ctx, argv):
+    """CLIENT SETNAME connection-name"""
+    _check_name(argv[2])
+    ctx.name = argv[2]
+    return OK
+
+
+@command("client|getname", 2, "fast", group="connection", since="2.6.9",
+         summary="Returns the name of the connection.", complexity="O(1)")
+def client_getname(ctx, argv):
+    """CLIENT GETNAME"""
+    return ctx.name or None
+
+
+@command("client|setinfo", 4, "fast", group="connection", since="7.2.0",
+         summary="Sets information specific to the client or connection.", complexity="O(1)",
+         args=(oneof("attr", string("libname", token="LIB-NAME"),
+                     string("libver", token="LIB-VER")),))
+def client_setinfo(ctx, argv):
+    """CLIENT SETINFO <LIB-NAME libname | LIB-VER libver>"""
+    attr = argv[2].lower()
+    if attr not in (b"lib-name", b"lib-ver"):
+        raise CommandError(f"ERR Unrecognized option '{E._show(argv[2])}'")
+    _check_name(argv[3], E._show(argv[2]))
+    if attr == b"lib-name":
+        ctx.lib_name = argv[3]
+    else:
+        ctx.lib_ver = argv[3]
+    return OK
+
+
+@command("client|info", 2, "fast", group="connection", since="6.2.0",
+         summary="Returns information about the connection.", complexity="O(1)")
+def client_info(ctx, argv):
+    """CLIENT INFO"""
+    return Verbatim(client_line(ctx, time.time()) + "\n")
+
+
+@command("client|list", -2, "slow", group="connection", since="2.4.0",
+         summary="Lists open connections.", complexity="O(N) where N is the number of client connections",
+         args=(oneof("client-type", token("NORMAL"), token("MASTER"), token("REPLICA"),
+                     token("PUBSUB"), token="TYPE", optional=True),
+               integer("client-id", token="ID", optional=True, multiple=True)))
+def client_list(ctx, argv):
+    """CLIENT LIST [TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]"""
+    clients = list(ctx.server.clients.values())
+    args = Args(argv, 2)
+    while not args.done:
+        opt = args.next().upper()
+        if opt == b"TYPE" and not args.done:
+            kind = args.next().lower()
+            if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
+                raise CommandError(f"ERR Unknown client type '{E._show(kind)}'")
+            if kind != b"normal":
+                clients = []
+        elif opt == b"ID" and not args.done:
+            ids = set()
+            for a in args.rest():
+                try:
+                    ids.add(parse_int(a))
+                except CommandError:
+                    raise CommandError("ERR Invalid client ID") from None
+            clients = [c for c in clients if c.id in ids]
+        else:
+            raise CommandError(E.SYNTAX)
+    now = time.time()
+    return Verbatim("".join(client_line(c, now) + "\n" for c in clients))
+
+
+@command("client|kill", -3, "slow", group="connection", since="2.4.0",
+         summary="Terminates open connections.", complexity="O(N) where N is the number of client connections",
+         args=(oneof("filter", string("ip:port"),
+                     block("new-format", integer("client-id", token="ID", optional=True),
+                           string("ip:port", token="ADDR", optional=True),
+                           string("ip:port", token="LADDR", optional=True),
+                           string("skipme", token="SKIPME", optional=True))),))
+def client_kill(ctx, argv):
+    """CLIENT KILL <ip:port | <[ID client-id] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME yes/no]> ...>"""
+    clients = ctx.server.clients
+    if len(argv) == 3:  # legacy form: CLIENT KILL addr
+        for c in list(clients.values()):
+            if c.addr.encode() == argv[2]:
+                c.kill()
+                return OK
+        raise CommandError("ERR No such client")
+    if len(argv) % 2:
+        raise CommandError(E.SYNTAX)
+    want_id = addr = laddr = None
+    skipme = True
+    for i in range(2, len(argv), 2):
+        opt, val = argv[i].upper(), argv[i + 1]
+        if opt == b"ID":
+            try:
+                want_id = parse_int(val)
+            except CommandError:
+                raise CommandError("ERR client-id should be greater than 0") from None
+            if want_id <= 0:
+                raise CommandError("ERR client-id should be greater than 0")
+        elif opt == b"ADDR":
+            addr = val
+        elif opt == b"LADDR":
+            laddr = val
+        elif opt == b"SKIPME":
+            if val.lower() not in (b"yes", b"no"):
+                raise CommandError(E.SYNTAX)
+            skipme = val.lower() == b"yes"
+        elif opt in (b"TYPE", b"USER", b"MAXAGE"):
+            continue
+        else:
+            raise CommandError(E.SYNTAX)
+    killed = 0
+    for c in list(clients.values()):
+        if want_id is not None and c.id != want_id:
+            continue
+        if addr is not None and c.addr.encode() != addr:
+            continue
+        if laddr is not None and c.laddr.encode() != laddr:
+            continue
+        if skipme and c is ctx:
+            continue
+        if c is ctx:
+            ctx.close_after_reply()
+        else:
+            c.kill()
+        killed += 1
+    return killed
+
+
+@command("client|unblock", -3, "fast", group="connection", since="5.0.0",
+         summary="Unblocks a client blocked by a blocking command from a different connection.",
+         complexity="O(log N) where N is the number of client connections",
+         args=(integer("client-id"),
+               oneof("unblock-type", token("TIMEOUT"), token("ERROR"), optional=True)))
+def client_unblock(ctx, argv):
+    """CLIENT UNBLOCK client-id [TIMEOUT | ERROR]"""
+    if len(argv) > 4:
+        raise CommandError(E.SYNTAX)
+    target = parse_int(argv[2])
+    error = False
+    if len(argv) == 4:
+        mode = argv[3].upper()
+        if mode not in (b"TIMEOUT", b"ERROR"):
+            raise CommandError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+        error = mode == b"ERROR"
+    return 1 if ctx.server.unblock(target, error) else 0
+
+
+@command("client|pause", -3, "slow", group="connection", since="3.0.0",
+         summary="Suspends commands processing.", complexity="O(1)",
+         args=(integer("timeout"), oneof("mode", token("WRITE"), token("ALL"), optional=True,
+                                         since="6.2.0")))
+def client_pause(ctx, argv):
+    """CLIENT PAUSE timeout [WRITE | ALL]"""
+    timeout = parse_int(argv[2], "ERR timeout is not an integer or out of range")
+    if timeout < 0:
+        raise CommandError("ERR timeout is negative")
+    if len(argv) > 4 or (len(argv) == 4 and argv[3].upper() not in (b"WRITE", b"ALL")):
+        raise CommandError(E.SYNTAX)
+    # Commands run one at a time on one loop; a pause is recorded for CLIENT LIST/INFO only.
+    ctx.server.paused_until = time.time() + timeout / 1000
+    return OK
+
+
+@command("client|unpause", 2, "fast", group="connection", since="6.2.0",
+         summary="Resumes processing of clients that were paused.",
+         complexity="O(N) Where N is the number of paused clients")
+def client_unpause(ctx, argv):
+    """CLIENT UNPAUSE"""
+    ctx.server.paused_until = 0.0
+    return OK
+
+
+def _on_off(argv) -> bool:
+    mode = argv[2].upper()
+    if mode not in (b"ON", b"OFF"):
+        raise CommandError(E.SYNTAX)
+    return mode == b"ON"
+
+
+@command("client|no-evict", 3, "fast", group="connection", since="7.0.0",
+         summary="Sets the client eviction mode of the connection.", complexity="O(1)",
+         args=(oneof("enabled", token("ON"), token("OFF")),))
+def client_no_evict(ctx, argv):
+    """CLIENT NO-EVICT <ON | OFF>"""
+    ctx.no_evict = _on_off(argv)
+    return OK
+
+
+@command("client|no-touch", 3, "fast", group="connection", since="7.2.0",
+         summary="Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+         complexity="O(1)", args=(oneof("enabled", token("ON"), token("OFF")),))
+def client_no_touch(ctx, argv):
+    """CLIENT NO-TOUCH <ON | OFF>"""
+    ctx.no_touch = _on_off(argv)
+    return OK
+
+
+_CLIENT_HELP = [
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETNAME", "    Return the name of the current connection.",
+    "ID", "    Return the ID of the current connection.",
+    "INFO", "    Return information about the current client connection.",
+    "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO).",
+    "LIST [options ...]", "    Return information about client connections.",
+    "UNPAUSE", "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]", "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "SETNAME <name>", "    Assign the name <name> to the current connection.",
+    "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
+    "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
+    "HELP", "    Print this help.",
+]
+
+
+@command("client|help", 2, "fast", group="connection", since="5.0.0",
+         summary="Returns helpful text about the different subcommands.", complexity="O(1)")
+def client_help(ctx, argv):
+    """CLIENT HELP"""
+    return [Simple(line) for line in _CLIENT_HELP]
+

@@ -1,0 +1,492 @@
+"""Server commands: INFO, CONFIG, COMMAND, DBSIZE, FLUSHDB/FLUSHALL, TIME, LASTSAVE,
+SHUTDOWN, FUNCTION FLUSH."""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import sys
+import time
+
+from .. import REDIS_VERSION, __version__
+from ..config import PARAMS, ConfigError
+from ..protocol.replies import OK, Map, Raw, Simple, Verbatim
+
+_NO_REPLY = Raw(b"")
+from . import errors as E
+from .args import glob_match
+from .errors import CommandError
+from .table import TABLE, command, oneof, pattern, string, token
+
+# --- INFO --------------------------------------------------------------------------------
+
+_DEFAULT_SECTIONS = ("server", "clients", "memory", "persistence", "stats", "replication",
+                     "cpu", "modules", "errorstats", "cluster", "keyspace")
+_ALL_SECTIONS = _DEFAULT_SECTIONS + ("commandstats",)
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _section(ctx, name: str) -> list[str]:
+    srv = ctx.server
+    ks = ctx.keyspace
+    if name == "server":
+        up = int(time.time() - srv.started)
+        return [
+            f"redis_version:{REDIS_VERSION}", f"streamd_version:{__version__}",
+            "redis_git_sha1:00000000", "redis_git_dirty:0", "redis_build_id:0",
+            "redis_mode:standalone", f"os:{platform.system()} {platform.release()} {platform.machine()}",
+            "arch_bits:64", "multiplexing_api:asyncio",
+            f"python_version:{platform.python_version()}",
+            f"process_id:{os.getpid()}", f"run_id:{srv.run_id}", f"tcp_port:{srv.port}",
+            f"server_time_usec:{time.time_ns() // 1000}", f"uptime_in_seconds:{up}",
+            f"uptime_in_days:{up // 86400}", f"hz:{ctx.config['hz']}",
+            f"configured_hz:{ctx.config['hz']}", f"executable:{sys.executable}",
+            f"config_file:{ctx.config.file or ''}",
+        ]
+    if name == "clients":
+        blocked, keys, nokey = srv.blocked_stats()
+        return [f"connected_clients:{len(srv.clients)}", "cluster_connections:0",
+                f"maxclients:{ctx.config['maxclients']}", f"blocked_clients:{blocked}",
+                "tracking_clients:0", "pubsub_clients:0", "watching_clients:"
+                f"{sum(1 for c in srv.clients.values() if c.watched)}",
+                f"clients_in_timeout_table:{blocked}", f"total_watched_keys:"
+                f"{sum(len(db.watched) for db in ks.dbs)}",
+                f"total_blocking_keys:{keys}", f"total_blocking_keys_on_nokey:{nokey}"]
+    if name == "memory":
+        rss = _rss_bytes()
+        return [f"used_memory:{rss}", f"used_memory_human:{rss / 1048576:.2f}M",
+                f"used_memory_rss:{rss}", f"used_memory_peak:{rss}",
+                f"maxmemory:{ctx.config['maxmemory']}",
+                f"maxmemory_policy:{ctx.config['maxmemory-policy']}",
+                "mem_allocator:pymalloc"]
+    if name == "persistence":
+        return ["loading:0", "async_loading:0", f"rdb_changes_since_last_save:{ks.dirty}",
+                "rdb_bgsave_in_progress:0", f"rdb_last_save_time:{srv.lastsave}",
+                "rdb_last_bgsave_status:ok", "aof_enabled:0", "aof_rewrite_in_progress:0",
+                "aof_rewrite_scheduled:0", "aof_last_bgrewrite_status:ok"]
+    if name == "stats":
+        return [f"total_connections_received:{srv.stat_connections}",
+                f"total_commands_processed:{srv.stat_commands}",
+                f"instantaneous_ops_per_sec:0",
+                f"total_net_input_bytes:{sum(c.net_in for c in srv.clients.values())}",
+                f"total_net_output_bytes:{sum(c.net_out for c in srv.clients.values())}",
+                f"rejected_connections:{srv.stat_rejected_conn}",
+                f"expired_keys:{ks.expired_keys}", "evicted_keys:0",
+                "keyspace_hits:0", "keyspace_misses:0",
+                f"total_blocking_timeouts:{srv.stat_blocked_timeouts}",
+                f"total_error_replies:{srv.stat_error_replies}",
+                f"unexpected_error_replies:0",
+                f"total_reads_processed:0", f"total_writes_processed:0"]
+    if name == "replication":
+        return ["role:master", "connected_slaves:0", "master_repl_offset:0"]
+    if name == "cpu":
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        return [f"used_cpu_sys:{ru.ru_stime:.6f}", f"used_cpu_user:{ru.ru_utime:.6f}"]
+    if name == "modules" or name == "cluster":
+        return ["cluster_enabled:0"] if name == "cluster" else []
+    if name == "commandstats":
+        lines = []
+        for cmd in _all_commands():
+            if cmd.calls or cmd.rejected_calls or cmd.failed_calls:
+                per = cmd.usec / cmd.calls if cmd.calls else 0.0
+                lines.append(f"cmdstat_{cmd.name}:calls={cmd.calls},usec={cmd.usec},"
+                             f"usec_per_call={per:.2f},rejected_calls={cmd.rejected_calls},"
+                             f"failed_calls={cmd.failed_calls}")
+        return lines
+    if name == "errorstats":
+        return [f"errorstat_{code}:count={n}" for code, n in sorted(srv.stat_errors.items())]
+    if name == "keyspace":
+        lines = []
+        for db in ks.dbs:
+            if db.data:
+                lines.append(f"db{db.index}:keys={len(db.data)},expires={len(db.expires)},"
+                             f"avg_ttl=0,subexpiry=0")
+        return lines
+    return []
+
+
+def _all_commands():
+    for cmd in TABLE.values():
+        if cmd.handler is not None:
+            yield cmd
+        yield from cmd.subcommands.values()
+
+
+def info_text(ctx, sections: list[str]) -> str:
+    want: list[str] = []
+    for s in sections or ["default"]:
+        s = s.lower()
+        if s in ("all", "everything"):
+            want.extend(_ALL_SECTIONS)
+        elif s == "default":
+            want.extend(_DEFAULT_SECTIONS)
+        else:
+            want.append(s)
+    out = []
+    for name in dict.fromkeys(want):
+        if name not in _ALL_SECTIONS:
+            continue
+        out.append(f"# {name.capitalize() if name not in ('commandstats', 'errorstats') else name.capitalize()}")
+        out.extend(_section(ctx, name))
+        out.append("")
+    return "\r\n".join(out[:-1]) + "\r\n" if out else ""
+
+
+@command("info", -1, "slow", group="server", since="1.0.0",
+         summary="Returns information and statistics about the server.", complexity="O(1)",
+         args=(string("section", optional=True, multiple=True),))
+def info(ctx, argv):
+    """INFO [section [section ...]]"""
+    return Verbatim(info_text(ctx, [a.decode("utf-8", "replace") for a in argv[1:]]))
+
+
+# --- CONFIG ------------------------------------------------------------------------------
+
+command("config", -2, "slow", group="server", since="2.0.0",
+        summary="A container for server configuration commands.",
+        complexity="Depends on subcommand.", container=True)
+
+
+@command("config|get", -3, "slow", group="server", since="2.0.0",
+         summary="Returns the effective values of configuration parameters.",
+         complexity="O(N) when N is the number of configuration parameters provided",
+         args=(string("parameter", multiple=True),))
+def config_get(ctx, argv):
+    """CONFIG GET parameter [parameter ...]"""
+    out = {}
+    for pat in argv[2:]:
+        for name, value in ctx.config.match(pat.decode("utf-8", "replace")):
+            out[name.encode()] = value.encode()
+    return Map(list(out.items()))
+
+
+@command("config|set", -4, "slow", group="server", since="2.0.0",
+         summary="Sets configuration parameters in-flight.",
+         complexity="O(N) when N is the number of configuration parameters provided",
+         args=(string("data", multiple=True),))
+def config_set(ctx, argv):
+    """CONFIG SET parameter value [parameter value ...]"""
+    if len(argv) % 2:
+        raise CommandError(E.wrong_arity("config|set"))
+    pairs = [(argv[i].decode("utf-8", "replace"), argv[i + 1].decode("utf-8", "replace"))
+             for i in range(2, len(argv), 2)]
+    seen = set()
+    for name, _ in pairs:
+        lname = name.lower()
+        if lname not in PARAMS and lname not in getattr(ctx.config, "aliases", {}):
+            from ..config import ALIASES
+            if lname not in ALIASES:
+                raise CommandError(f"ERR Unknown option or number of arguments for CONFIG SET - '{name}'")
+        if lname in seen:
+            raise CommandError(f"ERR CONFIG SET failed (possibly related to argument '{name}') "
+                               "- duplicate parameter")
+        seen.add(lname)
+    old = dict(ctx.config.values)
+    for name, value in pairs:
+        try:
+            ctx.config.set(name, value)
+        except ConfigError as exc:
+            ctx.config.values = old  # all-or-nothing, as Redis does
+            raise CommandError(f"ERR CONFIG SET failed (possibly related to argument '{name}') "
+                               f"- {exc}") from None
+        except KeyError:
+            ctx.config.values = old
+            raise CommandError(f"ERR Unknown option or number of arguments for CONFIG SET - '{name}'") from None
+    return OK
+
+
+@command("config|resetstat", 2, "slow", group="server", since="2.0.0",
+         summary="Resets the server's statistics.", complexity="O(1)")
+def config_resetstat(ctx, argv):
+    """CONFIG RESETSTAT"""
+    ctx.server.reset_stats()
+    return OK
+
+
+@command("config|rewrite", 2, "slow", group="server", since="2.8.0",
+         summary="Persists the effective configuration to file.", complexity="O(1)")
+def config_rewrite(ctx, argv):
+    """CONFIG REWRITE"""
+    try:
+        ctx.config.rewrite()
+    except (ConfigError, OSError) as exc:
+        raise CommandError(f"ERR Rewriting config file: {exc}") from None
+    return OK
+
+
+@command("config|help", 2, "slow", group="server", since="5.0.0",
+         summary="Returns helpful text about the different subcommands.", complexity="O(1)")
+def config_help(ctx, argv):
+    """CONFIG HELP"""
+    return [Simple(s) for s in (
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+        "RESETSTAT", "    Reset statistics reported by the INFO command.",
+        "REWRITE", "    Rewrite the configuration file.",
+        "HELP", "    Print this help.")]
+
+
+# --- COMMAND -----------------------------------------------------------------------------
+
+@command("command", -1, "slow", group="server", since="2.8.13",
+         summary="Returns detailed information about all commands.",
+         complexity="O(N) where N is the total number of Redis commands")
+def command_(ctx, argv):
+    """COMMAND"""
+    if len(argv) > 1:  # the container form: COMMAND <sub>
+        return _command_sub(ctx, argv)
+    return [c.info() for c in TABLE.values()]
+
+
+_COMMAND_SUBS = {}
+
+
+def _command_sub(ctx, argv):
+    sub = _COMMAND_SUBS.get(argv[1].lower())
+    if sub is None:
+        raise CommandError(E.unknown_subcommand(argv[1], "command"))
+    handler, arity, name = sub
+    if not (len(argv) == arity if arity > 0 else len(argv) >= -arity):
+        raise CommandError(E.wrong_arity(f"command|{name}"))
+    return handler(ctx, argv)
+
+
+def _sub(name: str, arity: int, summary: str, since: str, args=()):
+    def register(fn):
+        _COMMAND_SUBS[name.encode()] = (fn, arity, name)
+        # Registered for COMMAND DOCS/INFO; dispatch goes through the parent's handler.
+        from .table import Command
+        parent = TABLE[b"command"]
+        parent.subcommands[name.encode()] = Command(
+            name=f"command|{name}", handler=fn, arity=arity, flags=frozenset({"slow"}),
+            group="server", since=since, summary=summary, arguments=tuple(args),
+            categories=("connection", "slow"), parent=parent)
+        return fn
+    return register
+
+
+def _resolve(name: bytes):
+    cmd = TABLE.get(name.lower())
+    if cmd is None and b"|" in name:
+        parent, sub = name.lower().split(b"|", 1)
+        p = TABLE.get(parent)
+        cmd = p.subcommands.get(sub) if p else None
+    return cmd
+
+
+@_sub("count", 2, "Returns a count of commands.", "2.8.13")
+def command_count(ctx, argv):
+    """COMMAND COUNT"""
+    return len(TABLE)
+
+
+@_sub("info", -2, "Returns information about one, multiple or all commands.", "2.8.13",
+      args=(string("command-name", optional=True, multiple=True),))
+def command_info(ctx, argv):
+    """COMMAND INFO [command-name [command-name ...]]"""
+    if len(argv) == 2:
+        return [c.info() for c in TABLE.values()]
+    out = []
+    for name in argv[2:]:
+        cmd = _resolve(name)
+        out.append(cmd.info() if cmd is not None else None)
+    return out
+
+
+@_sub("list", -2, "Returns a list of command names.", "7.0.0",
+      args=(oneof("filterby", string("module-name", token="MODULE"),
+                  string("category", token="ACLCAT"), pattern("pattern", token="PATTERN"),
+                  token="FILTERBY", optional=True),))
+def command_list(ctx, argv):
+    """COMMAND LIST [FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]"""
+    names = [c.name.encode() for c in TABLE.values()]
+    if len(argv) == 2:
+        return names
+    if len(argv) != 5 or argv[2].upper() != b"FILTERBY":
+        raise CommandError(E.SYNTAX)
+    kind, value = argv[3].upper(), argv[4]
+    if kind == b"PATTERN":
+        return [n for n in names if glob_match(value, n, nocase=True)]
+    if kind == b"ACLCAT":
+        return [c.name.encode() for c in TABLE.values() if value.decode() in c.categories]
+    if kind == b"MODULE":
+        return []
+    raise CommandError(E.SYNTAX)
+
+
+@_sub("docs", -2, "Returns documentary information about one, multiple or all commands.",
+      "7.0.0", args=(string("command-name", optional=True, multiple=True),))
+def command_docs(ctx, argv):
+    """COMMAND DOCS [command-name [command-name ...]]"""
+    if len(argv) == 2:
+        cmds = list(TABLE.values())
+    else:
+        cmds = [c for c in (_resolve(n) for n in argv[2:]) if c is not None]
+    return Map([(c.name.encode(), Map(_docs_map(c.docs()))) for c in cmds])
+
+
+def _docs_map(pairs):
+    out = []
+    for k, v in pairs:
+        if k == "arguments":
+            v = [Map(_docs_map(a)) for a in v]
+        elif k == "subcommands":
+            v = Map([(name.encode(), Map(_docs_map(d))) for name, d in v])
+        elif k in ("flags", "doc_flags"):
+            v = [Simple(f) for f in v]
+        elif isinstance(v, str):
+            v = v.encode()
+        out.append((k.encode(), v))
+    return out
+
+
+@_sub("getkeys", -3, "Extracts the key names from an arbitrary command.", "2.8.13",
+      args=(string("command"), string("arg", optional=True, multiple=True)))
+def command_getkeys(ctx, argv):
+    """COMMAND GETKEYS command [arg [arg ...]]"""
+    cmd = _resolve(argv[2])
+    inner = argv[2:]
+    if cmd is not None and cmd.subcommands and len(inner) > 1:
+        cmd = cmd.subcommands.get(inner[1].lower(), cmd)
+    if cmd is None:
+        raise CommandError("ERR Invalid command specified")
+    if not cmd.arity_ok(len(inner)):
+        raise CommandError("ERR Invalid number of arguments specified for command")
+    keys = [inner[i] for i in cmd.key_indexes(len(inner)) if i < len(inner)]
+    if not keys:
+        raise CommandError("ERR The command has no key arguments")
+    return keys
+
+
+@_sub("help", 2, "Returns helpful text about the different subcommands.", "5.0.0")
+def command_help(ctx, argv):
+    """COMMAND HELP"""
+    return [Simple(s) for s in (
+        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "(no subcommand)", "    Return details about all Redis commands.",
+        "COUNT", "    Return the total number of commands in this Redis server.",
+        "LIST", "    Return a list of all commands in this Redis server.",
+        "INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+        "DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+        "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+        "HELP", "    Print this help.")]
+
+
+# --- keyspace-wide -----------------------------------------------------------------------
+
+@command("dbsize", 1, "readonly fast", group="server", since="1.0.0",
+         summary="Returns the number of keys in the database.", complexity="O(1)")
+def dbsize(ctx, argv):
+    """DBSIZE"""
+    db = ctx.db
+    if db.expires:
+        db.keys()
+    return len(db.data)
+
+
+def _flush_mode(argv, name):
+    if len(argv) > 2:
+        raise CommandError(E.SYNTAX)
+    if len(argv) == 2 and argv[1].upper() not in (b"ASYNC", b"SYNC"):
+        raise CommandError(E.SYNTAX)
+
+
+@command("flushdb", -1, "write", group="server", since="1.0.0",
+         summary="Removes all keys from the current database.",
+         complexity="O(N) where N is the number of keys in the selected database",
+         args=(oneof("flush-type", token("ASYNC", since="4.0.0"), token("SYNC", since="6.2.0"),
+                     optional=True),))
+def flushdb(ctx, argv):
+    """FLUSHDB [ASYNC | SYNC]"""
+    _flush_mode(argv, "flushdb")
+    ctx.keyspace.dirty += ctx.db.flush()
+    return OK
+
+
+@command("flushall", -1, "write", group="server", since="1.0.0",
+         summary="Removes all keys from all databases.",
+         complexity="O(N) where N is the total number of keys in all databases",
+         args=(oneof("flush-type", token("ASYNC", since="4.0.0"), token("SYNC", since="6.2.0"),
+                     optional=True),))
+def flushall(ctx, argv):
+    """FLUSHALL [ASYNC | SYNC]"""
+    _flush_mode(argv, "flushall")
+    for db in ctx.keyspace.dbs:
+        ctx.keyspace.dirty += db.flush()
+    return OK
+
+
+@command("time", 1, "fast", group="server", since="2.6.0",
+         summary="Returns the server time.", complexity="O(1)")
+def time_(ctx, argv):
+    """TIME"""
+    us = time.time_ns() // 1000
+    return [b"%d" % (us // 1_000_000), b"%d" % (us % 1_000_000)]
+
+
+@command("lastsave", 1, "fast", group="server", since="1.0.0",
+         summary="Returns the Unix timestamp of the last successful save to disk.",
+         complexity="O(1)")
+def lastsave(ctx, argv):
+    """LASTSAVE"""
+    return ctx.server.lastsave
+
+
+@command("save", 1, "slow", group="server", since="1.0.0",
+         summary="Synchronously saves the database(s) to disk.",
+         complexity="O(N) where N is the total number of keys in all databases")
+def save(ctx, argv):
+    """SAVE"""
+    # streamd is in-memory only: a save succeeds without writing anything.
+    ctx.server.lastsave = int(time.time())
+    ctx.keyspace.dirty = 0
+    return OK
+
+
+@command("shutdown", -1, "slow noauth", group="server", since="1.0.0",
+         summary="Synchronously saves the database(s) to disk and shuts down the Redis server.",
+         complexity="O(N) when saving, where N is the total number of keys in all databases",
+         args=(oneof("save-selector", token("NOSAVE"), token("SAVE"), optional=True),
+               token("NOW", optional=True, since="7.0.0"),
+               token("FORCE", optional=True, since="7.0.0"),
+               token("ABORT", optional=True, since="7.0.0")))
+def shutdown(ctx, argv):
+    """SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]"""
+    opts = {a.upper() for a in argv[1:]}
+    if not opts <= {b"NOSAVE", b"SAVE", b"NOW", b"FORCE", b"ABORT"}:
+        raise CommandError(E.SYNTAX)
+    if b"ABORT" in opts:
+        raise CommandError("ERR No shutdown in progress.")
+    # Redis closes the connection without a reply on success.
+    ctx.server.loop.call_soon(ctx.server.shutdown, "SHUTDOWN")
+    ctx.close_after_reply()
+    return _NO_REPLY
+
+
+command("function", -2, "slow", group="scripting", since="7.0.0",
+        summary="A container for function commands.", complexity="Depends on subcommand.",
+        container=True)
+
+
+@command("function|flush", -2, "write noscript", group="scripting", since="7.0.0",
+         summary="Deletes all libraries and functions.",
+         complexity="O(N) where N is the number of functions deleted",
+         args=(oneof("flush-type", token("ASYNC"), token("SYNC"), optional=True),))
+def function_flush(ctx, argv):
+    """FUNCTION FLUSH [ASYNC | SYNC]"""
+    # Functions are not supported, so there is never anything to flush.
+    if len(argv) > 3 or (len(argv) == 3 and argv[2].upper() not in (b"ASYNC", b"SYNC")):
+        raise CommandError(E.SYNTAX)
+    return OK
+
+
+

@@ -1,0 +1,209 @@
+"""The declarative command table.
+
+Every command is one ``@command(...)`` row: name, arity as Redis counts it (the name
+included; negative = at least), flags, key positions and the docs shown by COMMAND DOCS.
+COMMAND, COMMAND INFO/COUNT/LIST/DOCS and the arity errors are all derived from this table.
+
+Container commands (XGROUP, XINFO, CLIENT, CONFIG ...) are registered with
+``container=True``; their subcommands are rows named ``container|sub``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+TABLE: dict[bytes, "Command"] = {}
+
+
+@dataclass(slots=True)
+class Arg:
+    """One argument in COMMAND DOCS (mirrors Redis's commands/*.json argument schema)."""
+
+    name: str
+    type: str  # key | string | integer | double | pattern | unix-time | pure-token | oneof | block
+    token: str | None = None
+    optional: bool = False
+    multiple: bool = False
+    multiple_token: bool = False
+    since: str | None = None
+    display: str | None = None
+    key_spec_index: int | None = None
+    arguments: tuple["Arg", ...] = ()
+
+    def doc(self):
+        out = [("name", self.name), ("type", self.type)]
+        if self.display or self.type not in ("oneof", "block", "pure-token"):
+            out.append(("display_text", self.display or self.name))
+        if self.key_spec_index is not None:
+            out.append(("key_spec_index", self.key_spec_index))
+        if self.token:
+            out.append(("token", self.token))
+        if self.since:
+            out.append(("since", self.since))
+        flags = [f for f, on in (("optional", self.optional), ("multiple", self.multiple),
+                                 ("multiple_token", self.multiple_token)) if on]
+        if flags:
+            out.append(("flags", flags))
+        if self.arguments:
+            out.append(("arguments", [a.doc() for a in self.arguments]))
+        return out
+
+
+# Short constructors keep the table rows readable.
+def key(name="key", **kw):
+    return Arg(name, "key", key_spec_index=kw.pop("spec", 0), **kw)
+
+
+def string(name, **kw):
+    return Arg(name, "string", **kw)
+
+
+def integer(name, **kw):
+    return Arg(name, "integer", **kw)
+
+
+def double(name, **kw):
+    return Arg(name, "double", **kw)
+
+
+def pattern(name="pattern", **kw):
+    return Arg(name, "pattern", **kw)
+
+
+def token(tok, name=None, **kw):
+    return Arg(name or tok.lower(), "pure-token", token=tok, **kw)
+
+
+def oneof(name, *args, **kw):
+    return Arg(name, "oneof", arguments=args, **kw)
+
+
+def block(name, *args, **kw):
+    return Arg(name, "block", arguments=args, **kw)
+
+
+@dataclass(slots=True, eq=False)
+class Command:
+    name: str  # lower case; "container|sub" for subcommands
+    handler: Callable | None
+    arity: int
+    flags: frozenset
+    first_key: int = 0
+    last_key: int = 0
+    step: int = 0
+    group: str = "generic"
+    since: str = "1.0.0"
+    summary: str = ""
+    complexity: str = ""
+    arguments: tuple = ()
+    categories: tuple = ()
+    doc_flags: tuple = ()
+    subcommands: dict = field(default_factory=dict)
+    parent: "Command | None" = None
+    # statistics for INFO commandstats
+    calls: int = 0
+    usec: int = 0
+    failed_calls: int = 0
+    rejected_calls: int = 0
+
+    @property
+    def is_container(self) -> bool:
+        return bool(self.subcommands) or self.handler is None
+
+    def arity_ok(self, argc: int) -> bool:
+        a = self.arity
+        return argc == a if a > 0 else argc >= -a
+
+    def key_indexes(self, argc: int) -> range:
+        """Positions of the key arguments in an argv of length ``argc``."""
+        if not self.first_key:
+            return range(0)
+        last = self.last_key if self.last_key >= 0 else argc + self.last_key
+        return range(self.first_key, last + 1, self.step or 1)
+
+    # --- COMMAND INFO / DOCS -------------------------------------------------------------
+    def info(self):
+        cats = [f"@{c}" for c in self.categories]
+        subs = [c.info() for c in self.subcommands.values()]
+        specs = []
+        if self.first_key:
+            specs = [[
+                "flags", [self._key_access()],
+                "begin_search", ["type", "index", "spec", ["index", self.first_key]],
+                "find_keys", ["type", "range", "spec",
+                              ["lastkey", self.last_key - self.first_key if self.last_key >= 0
+                               else self.last_key, "keystep", self.step or 1, "limit", 0]],
+            ]]
+        return [self.name.encode(), self.arity, [f.encode() for f in sorted(self.flags)],
+                self.first_key, self.last_key, self.step, cats, [], specs, subs]
+
+    def _key_access(self) -> str:
+        return "RW" if "write" in self.flags else "RO"
+
+    def docs(self):
+        out = [("summary", self.summary), ("since", self.since), ("group", self.group)]
+        if self.complexity:
+            out.append(("complexity", self.complexity))
+        if self.doc_flags:
+            out.append(("doc_flags", list(self.doc_flags)))
+        if self.arguments:
+            out.append(("arguments", [a.doc() for a in self.arguments]))
+        if self.subcommands:
+            out.append(("subcommands", [(c.name, c.docs()) for c in self.subcommands.values()]))
+        return out
+
+
+_GROUP_CATEGORIES = {
+    "stream": "stream", "string": "string", "hash": "hash", "generic": "keyspace",
+    "connection": "connection", "server": "admin", "transactions": "transaction",
+}
+
+
+def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
+            group: str = "generic", since: str = "1.0.0", summary: str = "",
+            complexity: str = "", args: tuple = (), container: bool = False,
+            doc_flags: tuple = ()):
+    """Register a command (or, with ``container=True``, a container of subcommands).
+
+    Used as a decorator on the handler ``handler(ctx, argv) -> reply``; a container is
+    registered by calling it without a handler.
+    """
+    flagset = frozenset(flags.split())
+    cats = []
+    if "write" in flagset:
+        cats.append("write")
+    if "readonly" in flagset:
+        cats.append("read")
+    if "fast" in flagset:
+        cats.append("fast")
+    else:
+        cats.append("slow")
+    if "blocking" in flagset:
+        cats.append("blocking")
+    if group in _GROUP_CATEGORIES:
+        cats.insert(0, _GROUP_CATEGORIES[group])
+
+    def register(handler):
+        cmd = Command(name=name.lower(), handler=handler, arity=arity, flags=flagset,
+                      first_key=keys[0], last_key=keys[1], step=keys[2], group=group,
+                      since=since, summary=summary, complexity=complexity,
+                      arguments=tuple(args), categories=tuple(cats), doc_flags=doc_flags)
+        if "|" in cmd.name:
+            parent_name, sub = cmd.name.split("|", 1)
+            parent = TABLE[parent_name.encode()]
+            cmd.parent = parent
+            parent.subcommands[sub.encode()] = cmd
+        else:
+            TABLE[cmd.name.encode()] = cmd
+        return handler
+
+    if container:
+        register(None)
+        return None
+    return register
+
+
+def lookup(argv: list[bytes]) -> "Command | None":
+    """The top-level command for ``argv`` (subcommands are resolved by the dispatcher)."""
+    return TABLE.get(argv[0].lower())

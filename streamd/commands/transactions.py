@@ -1,0 +1,94 @@
+"""Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+
+Queueing happens in the dispatcher (a client in MULTI gets ``+QUEUED``); EXEC runs the
+queue with the time frozen and blocking disabled, so blocking commands act non-blocking.
+"""
+
+from __future__ import annotations
+
+from ..protocol.replies import NULL_ARRAY, OK
+from . import errors as E
+from .errors import CommandError
+from .table import command, key
+
+
+@command("multi", 1, "noscript loading stale fast", group="transactions", since="1.2.0",
+         summary="Starts a transaction.", complexity="O(1)")
+def multi(ctx, argv):
+    """MULTI"""
+    if ctx.multi is not None:
+        raise CommandError(E.MULTI_NESTED)
+    ctx.multi = []
+    ctx.multi_error = False
+    return OK
+
+
+def _end_multi(ctx) -> None:
+    ctx.multi = None
+    ctx.multi_error = False
+    ctx.unwatch_all()
+
+
+@command("exec", 1, "noscript loading stale skip_slowlog", group="transactions",
+         since="1.2.0", summary="Executes all commands in a transaction.",
+         complexity="Depends on commands in the transaction")
+def exec_(ctx, argv):
+    """EXEC"""
+    queued = ctx.multi
+    if queued is None:
+        raise CommandError(E.EXEC_WITHOUT_MULTI)
+    if ctx.multi_error:
+        _end_multi(ctx)
+        raise CommandError(E.EXECABORT)
+    for db, k in list(ctx.watched):
+        db.get(k)  # a watched key that expired since WATCH counts as modified
+    if ctx.watch_dirty:
+        _end_multi(ctx)
+        return NULL_ARRAY
+    ctx.multi = None
+    ctx.unwatch_all()
+    replies = []
+    call = ctx.server.call
+    ctx.blocking_allowed = False
+    try:
+        # ctx.now_ms stays at EXEC's snapshot: `XADD *` calls share one millisecond.
+        for cmd, qargv in queued:
+            replies.append(call(ctx, cmd, qargv))
+    finally:
+        ctx.blocking_allowed = True
+        ctx.multi_error = False
+    return replies
+
+
+@command("discard", 1, "noscript loading stale fast", group="transactions", since="2.0.0",
+         summary="Discards a transaction.", complexity="O(N), when N is the number of queued commands")
+def discard(ctx, argv):
+    """DISCARD"""
+    if ctx.multi is None:
+        raise CommandError(E.DISCARD_WITHOUT_MULTI)
+    _end_multi(ctx)
+    return OK
+
+
+@command("watch", -2, "noscript loading stale fast", (1, -1, 1), group="transactions",
+         since="2.2.0", summary="Monitors changes to keys to determine the execution of a transaction.",
+         complexity="O(1) for every key.", args=(key(multiple=True),))
+def watch(ctx, argv):
+    """WATCH key [key ...]"""
+    if ctx.multi is not None:
+        raise CommandError(E.WATCH_IN_MULTI)
+    db = ctx.db
+    for k in argv[1:]:
+        if (db, k) in ctx.watched:
+            continue
+        ctx.watched.add((db, k))
+        db.watched.setdefault(k, set()).add(ctx)
+    return OK
+
+
+@command("unwatch", 1, "noscript loading stale fast", group="transactions", since="2.2.0",
+         summary="Forgets about watched keys of a transaction.", complexity="O(1)")
+def unwatch(ctx, argv):
+    """UNWATCH"""
+    ctx.unwatch_all()
+    return OK

@@ -1,0 +1,129 @@
+"""RESP2 / RESP3 encoder for the reply values of ``protocol.replies``.
+
+``encode(value, out, resp)`` appends to a ``bytearray`` so one batch of replies is built in a
+single buffer and written once. The type checks are ordered by frequency on the hot path
+(bulk strings, arrays, integers) and use ``type() is`` rather than ``isinstance``.
+"""
+
+from __future__ import annotations
+
+from .replies import (
+    NULL_ARRAY,
+    ErrorReply,
+    Map,
+    Push,
+    Raw,
+    SetReply,
+    Simple,
+    Verbatim,
+)
+
+_NULL2 = b"$-1\r\n"
+_NULL_ARRAY2 = b"*-1\r\n"
+_NULL3 = b"_\r\n"
+_CRLF = b"\r\n"
+
+# Small integers and short lengths recur constantly; render them once.
+_INT_CACHE = [b":%d\r\n" % i for i in range(1024)]
+_BULK_HDR = [b"$%d\r\n" % i for i in range(1024)]
+_ARR_HDR = [b"*%d\r\n" % i for i in range(1024)]
+
+
+def _format_double(value: float) -> bytes:
+    if value != value:
+        return b"nan"
+    if value in (float("inf"), float("-inf")):
+        return b"inf" if value > 0 else b"-inf"
+    text = repr(value)
+    if text.endswith(".0"):
+        text = text[:-2]
+    return text.encode()
+
+
+def format_double(value: float) -> bytes:
+    """Format a double the way Redis prints it in bulk replies (``%.17g`` shortest form)."""
+    return _format_double(value)
+
+
+def encode(value, out: bytearray, resp: int = 2) -> None:
+    """Append the RESP encoding of ``value`` to ``out``."""
+    t = type(value)
+    if t is bytes:
+        n = len(value)
+        out += _BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n
+        out += value
+        out += _CRLF
+    elif t is list or t is tuple:
+        n = len(value)
+        out += _ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n
+        for item in value:
+            encode(item, out, resp)
+    elif t is int:
+        out += _INT_CACHE[value] if 0 <= value < 1024 else b":%d\r\n" % value
+    elif value is None:
+        out += _NULL3 if resp == 3 else _NULL2
+    elif t is Simple:
+        out += b"+"
+        out += value.text
+        out += _CRLF
+    elif t is Raw:
+        out += value.data
+    elif t is Map:
+        items = value.items
+        if resp == 3:
+            out += b"%%%d\r\n" % len(items)
+        else:
+            out += b"*%d\r\n" % (2 * len(items))
+        for k, v in items:
+            encode(k, out, resp)
+            encode(v, out, resp)
+    elif t is str:
+        encode(value.encode(), out, resp)
+    elif value is NULL_ARRAY:
+        out += _NULL3 if resp == 3 else _NULL_ARRAY2
+    elif t is ErrorReply:
+        text = value.text.replace("\r", " ").replace("\n", " ")
+        out += b"-"
+        out += text.encode("utf-8", "replace")
+        out += _CRLF
+    elif t is float:
+        if resp == 3:
+            out += b","
+            out += _format_double(value)
+            out += _CRLF
+        else:
+            encode(_format_double(value), out, resp)
+    elif t is bool:
+        if resp == 3:
+            out += b"#t\r\n" if value else b"#f\r\n"
+        else:
+            out += b":1\r\n" if value else b":0\r\n"
+    elif t is Verbatim:
+        if resp == 3:
+            body = value.fmt + b":" + value.text
+            out += b"=%d\r\n" % len(body)
+            out += body
+            out += _CRLF
+        else:
+            encode(value.text, out, resp)
+    elif t is SetReply:
+        items = value.items
+        out += (b"~%d\r\n" if resp == 3 else b"*%d\r\n") % len(items)
+        for item in items:
+            encode(item, out, resp)
+    elif t is Push:
+        items = value.items
+        out += (b">%d\r\n" if resp == 3 else b"*%d\r\n") % len(items)
+        for item in items:
+            encode(item, out, resp)
+    elif t is bytearray or t is memoryview:
+        encode(bytes(value), out, resp)
+    else:
+        raise TypeError(f"cannot encode reply value of type {t.__name__}")
+
+
+def to_bytes(value, resp: int = 2) -> bytes:
+    """Encode a single reply value (convenience for tests and constant replies)."""
+    out = bytearray()
+    encode(value, out, resp)
+    return bytes(out)

@@ -1,0 +1,293 @@
+"""Request parsing: hiredis for multibulk requests, an exact pure-Python parser otherwise.
+
+hiredis is the fast path. It does not understand inline commands (``PING\\r\\n``) and its
+errors are not Redis's, so whenever it rejects input, or yields something a request may not
+contain, the unparsed bytes are handed to ``_PyParser``, which follows Redis's
+``processInlineBuffer`` / ``processMultibulkBuffer`` and raises ``ProtocolError`` with
+Redis's exact text. A request split at any byte boundary parses the same as one write.
+"""
+
+from __future__ import annotations
+
+import hiredis
+
+INLINE_MAX = 64 * 1024  # PROTO_INLINE_MAX_SIZE
+MULTIBULK_MAX = 2**31 - 1  # INT_MAX, as Redis checks it
+
+
+class ProtocolError(Exception):
+    """Malformed request; the message follows ``-ERR Protocol error: ``."""
+
+
+_NEED_MORE = object()
+_DIGITS = [len(b"%d" % i) for i in range(10)]
+
+
+def _digits(n: int) -> int:
+    return _DIGITS[n] if n < 10 else len(b"%d" % n)
+
+
+def _encoded_size(argv: list) -> int:
+    """Bytes of the canonical multibulk encoding of ``argv``."""
+    size = 3 + _digits(len(argv))
+    for a in argv:
+        n = len(a)
+        size += n + 5 + _digits(n)
+    return size
+
+
+def _strict_ll(s: bytes) -> int | None:
+    """Redis string2ll: optional '-', no '+', no leading zeros, no spaces."""
+    if not s or len(s) > 20:
+        return None
+    body = s[1:] if s[:1] == b"-" else s
+    if not body.isdigit() or (len(body) > 1 and body[:1] == b"0") or (s[:1] == b"-" and body == b"0"):
+        return None
+    v = int(s)
+    if not -(2**63) <= v < 2**63:
+        return None
+    return v
+
+
+_ESCAPES = {ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t", ord("b"): b"\b",
+            ord("a"): b"\a"}
+_HEX = b"0123456789abcdefABCDEF"
+_SPACE = b" \n\r\t\v\f\0"
+
+
+def split_args(line: bytes) -> list[bytes] | None:
+    """sdssplitargs: words, "double quotes" with escapes, 'single quotes'. None if unbalanced."""
+    out = []
+    i, n = 0, len(line)
+    while True:
+        while i < n and line[i] in _SPACE:
+            i += 1
+        if i >= n:
+            return out
+        cur = bytearray()
+        inq = insq = False
+        while True:
+            if inq:
+                if i >= n:
+                    return None
+                c = line[i]
+                if (c == 0x5C and i + 3 < n and line[i + 1] == 0x78 and line[i + 2] in _HEX
+                        and line[i + 3] in _HEX):
+                    cur.append(int(line[i + 2:i + 4], 16))
+                    i += 3
+                elif c == 0x5C and i + 1 < n:
+                    i += 1
+                    cur += _ESCAPES.get(line[i], bytes([line[i]]))
+                elif c == 0x22:
+                    # A closing quote must be followed by a space or the end.
+                    if i + 1 < n and line[i + 1] not in _SPACE:
+                        return None
+                    inq = False
+                    i += 1
+                    break
+                else:
+                    cur.append(c)
+            elif insq:
+                if i >= n:
+                    return None
+                c = line[i]
+                if c == 0x5C and i + 1 < n and line[i + 1] == 0x27:
+                    i += 1
+                    cur.append(0x27)
+                elif c == 0x27:
+                    if i + 1 < n and line[i + 1] not in _SPACE:
+                        return None
+                    insq = False
+                    i += 1
+                    break
+                else:
+                    cur.append(c)
+            else:
+                if i >= n:
+                    break
+                c = line[i]
+                if c in b" \n\r\t\0":
+                    break
+                if c == 0x22:
+                    inq = True
+                elif c == 0x27:
+                    insq = True
+                else:
+                    cur.append(c)
+            i += 1
+        out.append(bytes(cur))
+
+
+class _PyParser:
+    """Exact Redis request parser over a bytes buffer; used for inline and error paths."""
+
+    def __init__(self, limits):
+        self.limits = limits
+
+    def parse(self, buf: bytes, pos: int, out: list) -> int:
+        """Append complete requests from ``buf[pos:]`` to ``out``; return the new position."""
+        n = len(buf)
+        while pos < n:
+            if buf[pos] == 0x2A:  # '*'
+                r = self._multibulk(buf, pos)
+            else:
+                r = self._inline(buf, pos)
+            if r is _NEED_MORE:
+                return pos
+            argv, pos = r
+            if argv:
+                out.append(argv)
+        return pos
+
+    def _inline(self, buf, pos):
+        nl = buf.find(b"\n", pos)
+        if nl < 0:
+            if len(buf) - pos > INLINE_MAX:
+                raise ProtocolError("too big inline request")
+            return _NEED_MORE
+        line = buf[pos:nl]
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        argv = split_args(line)
+        if argv is None:
+            raise ProtocolError("unbalanced quotes in request")
+        return argv, nl + 1
+
+    def _line(self, buf, pos, too_big):
+        nl = buf.find(b"\r\n", pos)
+        if nl < 0:
+            if len(buf) - pos > INLINE_MAX:
+                raise ProtocolError(too_big)
+            return None
+        return nl
+
+    def _multibulk(self, buf, pos):
+        nl = self._line(buf, pos, "too big mbulk count string")
+        if nl is None:
+            return _NEED_MORE
+        count = _strict_ll(buf[pos + 1:nl])
+        if count is None or count > MULTIBULK_MAX:
+            raise ProtocolError("invalid multibulk length")
+        if count > 10 and self.limits.auth_required():
+            raise ProtocolError("unauthenticated multibulk length")
+        pos = nl + 2
+        if count <= 0:
+            return [], pos
+        argv = []
+        max_bulk = self.limits.proto_max_bulk_len()
+        for _ in range(count):
+            if pos >= len(buf):
+                return _NEED_MORE
+            if buf[pos] != 0x24:  # '$'
+                ch = chr(buf[pos])
+                raise ProtocolError(f"expected '$', got '{ch}'")
+            nl = self._line(buf, pos, "too big bulk count string")
+            if nl is None:
+                return _NEED_MORE
+            size = _strict_ll(buf[pos + 1:nl])
+            if size is None or size < 0 or size > max_bulk:
+                raise ProtocolError("invalid bulk length")
+            if size > 16384 and self.limits.auth_required():
+                raise ProtocolError("unauthenticated bulk length")
+            start = nl + 2
+            if len(buf) < start + size + 2:
+                return _NEED_MORE
+            argv.append(bytes(buf[start:start + size]))
+            pos = start + size + 2
+        return argv, pos
+
+
+class RequestReader:
+    """Feed bytes, get back complete argv lists.
+
+    ``limits`` supplies ``proto_max_bulk_len()``, ``query_buffer_limit()`` and
+    ``auth_required()`` (the client's view of the server config).
+    """
+
+    __slots__ = ("_hi", "_chunks", "_consumed", "_py", "_limits", "_pybuf")
+
+    def __init__(self, limits):
+        self._limits = limits
+        self._hi = hiredis.Reader()
+        self._chunks: list[bytes] = []  # data fed since the hiredis buffer was last empty
+        self._consumed = 0  # bytes of _chunks already returned as requests
+        self._py = _PyParser(limits)
+        self._pybuf: bytes | None = None  # pending bytes while in pure-Python mode
+
+    def feed(self, data: bytes) -> list[list[bytes]]:
+        """All requests completed by ``data``, in order.
+
+        Raises ``ProtocolError``; its ``requests`` attribute holds the requests that came
+        before the bad bytes, which Redis still executes before it replies with the error.
+        """
+        out: list = []
+        try:
+            return self._feed(data, out)
+        except ProtocolError as exc:
+            exc.requests = out
+            raise
+
+    def _feed(self, data: bytes, out: list) -> list[list[bytes]]:
+        if self._pybuf is not None:
+            return self._feed_py(self._pybuf + data, out)
+        if not self._chunks and data[:1] != b"*":
+            return self._feed_py(data, out)
+        hi = self._hi
+        hi.feed(data)
+        self._chunks.append(data)
+        try:
+            while True:
+                req = hi.gets()
+                if req is False:
+                    break
+                if type(req) is list and req and all(type(a) is bytes for a in req):
+                    out.append(req)
+                    self._consumed += _encoded_size(req)
+                elif req == []:
+                    self._consumed += 4  # '*0\r\n' is skipped, as Redis does
+                elif req is None:
+                    self._consumed += 5  # '*-1\r\n'
+                else:
+                    raise ValueError("not a request")
+        except (hiredis.ProtocolError, ValueError):
+            return self._fallback(out)
+        pending = sum(map(len, self._chunks)) - self._consumed
+        if pending == 0:
+            self._chunks.clear()
+            self._consumed = 0
+        elif pending > INLINE_MAX + 8 and not hi.has_data():
+            # Only a non-canonical encoding (e.g. '*02') can get the byte count wrong;
+            # hiredis holds at most one header line then, so the accounting is reset.
+            self._chunks.clear()
+            self._consumed = 0
+        else:
+            self._check_pending(pending)
+        return out
+
+    def _pending(self) -> bytes:
+        return b"".join(self._chunks)[self._consumed:]
+
+    def _check_pending(self, pending: int) -> None:
+        # hiredis happily waits for a 3 GB bulk; Redis rejects the header at once.
+        if pending > self._limits.query_buffer_limit():
+            raise ProtocolError("query buffer limit")
+        if pending <= 1 << 20 or len(self._chunks) <= 2:
+            self._py.parse(self._pending(), 0, [])
+
+    def _fallback(self, out: list) -> list:
+        data = self._pending()
+        self._hi = hiredis.Reader()
+        self._chunks.clear()
+        self._consumed = 0
+        return self._feed_py(data, out)
+
+    def _feed_py(self, data: bytes, out: list) -> list:
+        pos = self._py.parse(data, 0, out)
+        rest = data[pos:]
+        # Go back to hiredis as soon as the buffer is empty or a multibulk request starts.
+        if rest[:1] == b"*":
+            self._pybuf = None
+            self._feed(rest, out)
+        else:
+            self._pybuf = rest if rest else None
+        return out

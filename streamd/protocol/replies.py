@@ -1,0 +1,115 @@
+"""Reply values returned by command handlers.
+
+Handlers never produce bytes on the wire themselves: they return plain Python values and
+these few wrappers, and ``protocol.encoder`` renders them as RESP2 or RESP3 for the client.
+The mapping is deliberately small so that the RESP2/RESP3 split lives in one place:
+
+==================  =========================  ==========================
+value               RESP2                      RESP3
+==================  =========================  ==========================
+``bytes``/``str``   bulk string                bulk string
+``int``             integer                    integer
+``float``           bulk string (``%.17g``)    double ``,``
+``None``            null bulk ``$-1``          null ``_``
+``list``/``tuple``  array                      array
+``NULL_ARRAY``      null array ``*-1``         null ``_``
+``Simple``          ``+...``                   ``+...``
+``Map``             flat array                 map ``%``
+``SetReply``        array                      set ``~``
+``Verbatim``        bulk string                verbatim ``=``
+``Push``            array                      push ``>``
+``Raw``             pre-encoded bytes          pre-encoded bytes
+``ErrorReply``      ``-...``                   ``-...``
+==================  =========================  ==========================
+"""
+
+from __future__ import annotations
+
+
+class Simple:
+    """A simple string (``+OK``)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: bytes | str):
+        self.text = text.encode() if isinstance(text, str) else text
+
+    def __eq__(self, other):
+        return isinstance(other, Simple) and other.text == self.text
+
+    def __repr__(self):
+        return f"Simple({self.text!r})"
+
+
+class Map:
+    """An ordered map; ``items`` is a list of (key, value) pairs (or a dict)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = list(items.items()) if isinstance(items, dict) else items
+
+    def __repr__(self):
+        return f"Map({self.items!r})"
+
+
+class SetReply:
+    """A set: an array in RESP2, ``~`` in RESP3."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = items
+
+
+class Verbatim:
+    """Verbatim text (INFO, CLIENT LIST): a bulk string in RESP2, ``=`` in RESP3."""
+
+    __slots__ = ("text", "fmt")
+
+    def __init__(self, text: bytes | str, fmt: bytes = b"txt"):
+        self.text = text.encode() if isinstance(text, str) else text
+        self.fmt = fmt
+
+
+class Push:
+    """An out-of-band push message: an array in RESP2, ``>`` in RESP3."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = items
+
+
+class Raw:
+    """Bytes already encoded as RESP, identical in both protocol versions."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+
+class ErrorReply:
+    """An error line; ``text`` carries its code (``ERR ...``, ``WRONGTYPE ...``)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str | bytes):
+        self.text = text if isinstance(text, str) else text.decode("utf-8", "replace")
+
+    def __repr__(self):
+        return f"ErrorReply({self.text!r})"
+
+
+class _NullArray:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "NULL_ARRAY"
+
+
+NULL_ARRAY = _NullArray()
+OK = Simple(b"OK")
+QUEUED = Simple(b"QUEUED")
+PONG = Simple(b"PONG")

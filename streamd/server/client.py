@@ -1,0 +1,202 @@
+"""One client connection: an asyncio.Protocol holding the per-client state.
+
+Each read is parsed into every complete request, the requests run in order, and all their
+replies are encoded into one buffer and sent with one ``transport.write``. While the
+client is blocked (XREAD BLOCK) further requests wait in ``pending``. When the transport's
+buffer is full, reading from the socket pauses until it drains.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections import deque
+
+from ..commands.errors import CommandError
+from ..protocol.encoder import encode
+from ..protocol.reader import ProtocolError, RequestReader
+from ..protocol.replies import ErrorReply
+
+
+class Client(asyncio.Protocol):
+    # Only state that commands may read or change is public; see commands/* for users.
+    def __init__(self, server):
+        self.server = server
+        self.keyspace = server.keyspace
+        self.config = server.config
+        self.id = server.next_client_id()
+        self.db = self.keyspace.dbs[0]
+        self.resp = 2
+        self.name = b""
+        self.lib_name = b""
+        self.lib_ver = b""
+        self.authenticated = not server.config["requirepass"]
+        self.now_ms = 0  # time snapshot of the running command (frozen through EXEC)
+        self.blocking_allowed = True  # False while EXEC runs queued commands
+        self.multi: list | None = None  # queued (command, argv) while in MULTI
+        self.multi_error = False  # a queued command was rejected: EXEC must abort
+        self.watched: set = set()  # (db, key) pairs under WATCH
+        self.watch_dirty = False  # a watched key changed since WATCH
+        self.waiter = None  # the Waiter while blocked
+        self.pending: deque = deque()  # requests received while blocked
+        self.closing = False
+        self.no_evict = False
+        self.no_touch = False
+        self.created = time.time()
+        self.last_interaction = self.created
+        self.last_cmd = "NULL"
+        self.tot_cmds = 0
+        self.net_in = 0
+        self.net_out = 0
+        self.addr = "?:0"
+        self.laddr = "?:0"
+        self.fd = -1
+        self.transport = None
+        self.reader = RequestReader(self)
+        self._out = bytearray()
+        self._paused_reading = False
+
+    # --- limits the reader asks about ---------------------------------------------------
+    def proto_max_bulk_len(self) -> int:
+        return self.config["proto-max-bulk-len"]
+
+    def query_buffer_limit(self) -> int:
+        return self.config["client-query-buffer-limit"]
+
+    def auth_required(self) -> bool:
+        return not self.authenticated
+
+    # --- asyncio.Protocol ---------------------------------------------------------------
+    def connection_made(self, transport):
+        self.transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+            try:
+                self.fd = sock.fileno()
+            except OSError:
+                pass
+        peer = transport.get_extra_info("peername")
+        local = transport.get_extra_info("sockname")
+        if isinstance(peer, tuple):
+            self.addr = f"{peer[0]}:{peer[1]}"
+        if isinstance(local, tuple):
+            self.laddr = f"{local[0]}:{local[1]}"
+        self.server.client_connected(self)
+
+    def connection_lost(self, exc):
+        self.closing = True
+        self.server.client_disconnected(self)
+
+    def pause_writing(self):
+        # The peer is not reading its replies: stop reading its requests.
+        if not self._paused_reading and self.transport is not None:
+            self._paused_reading = True
+            self.transport.pause_reading()
+
+    def resume_writing(self):
+        if self._paused_reading and self.transport is not None and not self.closing:
+            self._paused_reading = False
+            self.transport.resume_reading()
+
+    def data_received(self, data: bytes):
+        self.net_in += len(data)
+        try:
+            requests = self.reader.feed(data)
+        except ProtocolError as exc:
+            self.run_requests(exc.requests)
+            self.protocol_error(str(exc))
+            return
+        if requests:
+            if self.waiter is not None or self.pending:
+                self.pending.extend(requests)
+            else:
+                self.run_requests(requests)
+
+    # --- execution ----------------------------------------------------------------------
+    def run_requests(self, requests) -> None:
+        """Run requests in order until done or blocked; flush replies with one write."""
+        execute = self.server.execute
+        out = self._out
+        resp = self.resp
+        i = 0
+        n = len(requests)
+        while i < n:
+            argv = requests[i]
+            i += 1
+            reply = execute(self, argv)
+            if reply is _BLOCKED:
+                if i < n:
+                    self.pending.extend(requests[i:])
+                break
+            if self.resp != resp:
+                resp = self.resp
+            encode(reply, out, resp)
+            if self.closing:
+                break
+        self.flush()
+
+    def resume_pending(self) -> None:
+        """Continue with requests that arrived while blocked."""
+        while self.pending and self.waiter is None and not self.closing:
+            requests = list(self.pending)
+            self.pending.clear()
+            self.run_requests(requests)
+
+    def send(self, reply) -> None:
+        encode(reply, self._out, self.resp)
+        self.flush()
+
+    def flush(self) -> None:
+        if self._out and self.transport is not None:
+            data = bytes(self._out)
+            self._out.clear()
+            self.net_out += len(data)
+            if not self.transport.is_closing():
+                self.transport.write(data)
+        if self.closing and self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
+    def protocol_error(self, message: str) -> None:
+        self.server.log_verbose(f"Protocol error ({message}) from client: id={self.id} "
+                                f"addr={self.addr}")
+        encode(ErrorReply(f"ERR Protocol error: {message}"), self._out, self.resp)
+        self.closing = True
+        self.flush()
+
+    def close_after_reply(self) -> None:
+        self.closing = True
+
+    def kill(self) -> None:
+        self.closing = True
+        if self.transport is not None:
+            self.flush()
+            self.transport.close()
+
+    # --- transactions / watch ------------------------------------------------------------
+    def unwatch_all(self) -> None:
+        for db, key in self.watched:
+            watchers = db.watched.get(key)
+            if watchers is not None:
+                watchers.discard(self)
+                if not watchers:
+                    del db.watched[key]
+        self.watched.clear()
+        self.watch_dirty = False
+
+    def raise_error(self, text: str):
+        raise CommandError(text)
+
+
+class _Blocked:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "BLOCKED"
+
+
+_BLOCKED = _Blocked()

@@ -1,0 +1,306 @@
+"""The server: listening socket, dispatcher, blocked clients and the periodic cron.
+
+Handlers are synchronous and run one at a time on the event loop, so every command is
+atomic without locks. ``execute`` is the hot path: table lookup, arity/auth/MULTI checks,
+the handler call, and statistics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import time
+from collections import deque
+
+from .. import REDIS_VERSION, __version__
+from ..commands import TABLE, load_commands
+from ..commands import errors as E
+from ..commands.blocking import Block
+from ..commands.errors import CommandError
+from ..config import Config
+from ..protocol.replies import NULL_ARRAY, ErrorReply
+from ..store.keyspace import Keyspace, now_ms
+from .client import _BLOCKED, Client
+
+log = logging.getLogger("streamd")
+
+# Commands a client may run before AUTH, and the ones MULTI executes instead of queueing.
+_NO_AUTH = frozenset({b"auth", b"hello", b"quit", b"reset"})
+_NOT_QUEUED = frozenset({b"exec", b"discard", b"multi", b"watch", b"quit", b"reset"})
+
+
+class Waiter:
+    """A parked command: re-run when one of its keys is signalled."""
+
+    __slots__ = ("client", "cmd", "argv", "db", "keys", "deadline", "timer", "nokey")
+
+    def __init__(self, client, cmd, argv, db, keys, deadline, nokey):
+        self.client, self.cmd, self.argv, self.db = client, cmd, argv, db
+        self.keys, self.deadline, self.nokey = keys, deadline, nokey
+        self.timer = None
+
+
+class Server:
+    def __init__(self, config: Config | None = None):
+        load_commands()
+        self.config = config or Config()
+        self.keyspace = Keyspace(self.config["databases"])
+        try:
+            from ..idmp import IdmpRegistry
+            self.keyspace.idmp = IdmpRegistry()
+        except ImportError:
+            self.keyspace.idmp = None
+        self.clients: dict[int, Client] = {}
+        self._next_id = 0
+        self.started = time.time()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._server = None
+        self._cron_handle = None
+        self._stopped: asyncio.Future | None = None
+        self.port = 0
+        self.lastsave = int(time.time())
+        self.paused_until = 0.0
+        self.run_id = os.urandom(20).hex()
+        self.reset_stats()
+
+    def reset_stats(self) -> None:
+        self.stat_commands = 0
+        self.stat_connections = 0
+        self.stat_rejected_conn = 0
+        self.stat_error_replies = 0
+        self.stat_errors: dict[str, int] = {}
+        self.stat_blocked_timeouts = 0
+        for cmd in TABLE.values():
+            for c in (cmd, *cmd.subcommands.values()):
+                c.calls = c.usec = c.failed_calls = c.rejected_calls = 0
+
+    def next_client_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    # --- dispatch ------------------------------------------------------------------------
+    def execute(self, client: Client, argv: list[bytes]):
+        """Run one request for ``client``; returns the reply value or ``_BLOCKED``."""
+        name = argv[0]
+        cmd = TABLE.get(name)
+        if cmd is None:
+            cmd = TABLE.get(name.lower())
+            if cmd is None:
+                return self._reject(client, E.unknown_command(name, argv[1:]), None)
+        if cmd.handler is None:  # container: resolve the subcommand
+            if len(argv) < 2:
+                return self._reject(client, E.wrong_arity(cmd.name), cmd)
+            sub = cmd.subcommands.get(argv[1].lower())
+            if sub is None:
+                return self._reject(client, E.unknown_subcommand(argv[1], cmd.name), cmd)
+            cmd = sub
+        if not cmd.arity_ok(len(argv)):
+            return self._reject(client, E.wrong_arity(cmd.name), cmd)
+        if not client.authenticated and name.lower() not in _NO_AUTH:
+            return self._reject(client, E.NOAUTH, cmd)
+        if client.multi is not None and name.lower() not in _NOT_QUEUED:
+            client.multi.append((cmd, argv))
+            return _QUEUED
+        client.tot_cmds += 1
+        client.last_cmd = cmd.name
+        client.now_ms = now_ms()
+        reply = self.call(client, cmd, argv)
+        if type(reply) is Block:
+            return self._park(client, cmd, argv, reply)
+        if self.keyspace.ready:
+            self.handle_ready()
+        return reply
+
+    def call(self, client: Client, cmd, argv):
+        """Run a handler with statistics; shared by ``execute``, EXEC and wake-ups."""
+        self.stat_commands += 1
+        start = time.perf_counter_ns()
+        try:
+            reply = cmd.handler(client, argv)
+        except CommandError as exc:
+            cmd.failed_calls += 1
+            reply = self._error(exc.text)
+        except Exception:  # a handler bug must not take the connection down
+            log.exception("Error executing %r", argv[:3])
+            cmd.failed_calls += 1
+            reply = self._error("ERR internal error while executing the command")
+        cmd.calls += 1
+        cmd.usec += (time.perf_counter_ns() - start) // 1000
+        return reply
+
+    def _error(self, text: str) -> ErrorReply:
+        self.stat_error_replies += 1
+        code = text.split(" ", 1)[0]
+        self.stat_errors[code] = self.stat_errors.get(code, 0) + 1
+        return ErrorReply(text)
+
+    def _reject(self, client: Client, text: str, cmd):
+        if cmd is not None:
+            cmd.rejected_calls += 1
+        if client.multi is not None:
+            client.multi_error = True
+        return self._error(text)
+
+    # --- blocking ------------------------------------------------------------------------
+    def _park(self, client: Client, cmd, argv, block: Block):
+        deadline = now_ms() + block.timeout_ms if block.timeout_ms else 0
+        waiter = Waiter(client, cmd, block.argv or argv, client.db, list(dict.fromkeys(block.keys)),
+                        deadline, block.nokey)
+        for key in waiter.keys:
+            queue = client.db.blocking.get(key)
+            if queue is None:
+                queue = client.db.blocking[key] = deque()
+            queue.append(waiter)
+        client.waiter = waiter
+        if deadline:
+            waiter.timer = self.loop.call_later(block.timeout_ms / 1000, self._timeout, waiter)
+        if self.keyspace.ready:
+            self.handle_ready()
+        return _BLOCKED
+
+    def _unpark(self, waiter: Waiter) -> None:
+        for key in waiter.keys:
+            queue = waiter.db.blocking.get(key)
+            if queue is not None:
+                try:
+                    queue.remove(waiter)
+                except ValueError:
+                    pass
+                if not queue:
+                    del waiter.db.blocking[key]
+        if waiter.timer is not None:
+            waiter.timer.cancel()
+        waiter.client.waiter = None
+
+    def _finish(self, waiter: Waiter, reply) -> None:
+        self._unpark(waiter)
+        client = waiter.client
+        client.send(reply)
+        client.resume_pending()
+
+    def _timeout(self, waiter: Waiter) -> None:
+        if waiter.client.waiter is waiter:
+            self.stat_blocked_timeouts += 1
+            self._finish(waiter, NULL_ARRAY)
+            if self.keyspace.ready:
+                self.handle_ready()
+
+    def unblock(self, client_id: int, error: bool) -> bool:
+        client = self.clients.get(client_id)
+        if client is None or client.waiter is None:
+            return False
+        reply = self._error(E.UNBLOCKED) if error else NULL_ARRAY
+        self._finish(client.waiter, reply)
+        return True
+
+    def handle_ready(self) -> None:
+        """Re-run, FIFO, the commands parked on keys signalled by the last command."""
+        ks = self.keyspace
+        while ks.ready:
+            batch, ks.ready = ks.ready, []
+            seen = set()
+            for db, key, deleted in batch:
+                if (id(db), key, deleted) in seen:
+                    continue
+                seen.add((id(db), key, deleted))
+                queue = db.blocking.get(key)
+                if not queue:
+                    continue
+                for waiter in list(queue):
+                    if waiter.client.waiter is not waiter or (deleted and not waiter.nokey):
+                        continue
+                    client = waiter.client
+                    client.now_ms = now_ms()
+                    reply = self.call(client, waiter.cmd, waiter.argv)
+                    if type(reply) is Block:
+                        continue  # still nothing to serve: keep the original deadline
+                    self._finish(waiter, reply)
+
+    def blocked_stats(self) -> tuple[int, int, int]:
+        """(blocked clients, blocking keys, blocking keys that also wake on deletion)."""
+        keys = nokey = 0
+        for db in self.keyspace.dbs:
+            for queue in db.blocking.values():
+                keys += 1
+                if any(w.nokey for w in queue):
+                    nokey += 1
+        blocked = sum(1 for c in self.clients.values() if c.waiter is not None)
+        return blocked, keys, nokey
+
+    # --- clients -------------------------------------------------------------------------
+    def client_connected(self, client: Client) -> None:
+        if len(self.clients) >= self.config["maxclients"]:
+            self.stat_rejected_conn += 1
+            client.send(ErrorReply("ERR max number of clients reached"))
+            client.kill()
+            return
+        self.stat_connections += 1
+        self.clients[client.id] = client
+
+    def client_disconnected(self, client: Client) -> None:
+        if client.waiter is not None:
+            self._unpark(client.waiter)
+        client.unwatch_all()
+        self.clients.pop(client.id, None)
+
+    # --- cron ----------------------------------------------------------------------------
+    def cron(self) -> None:
+        try:
+            self.keyspace.active_expire()
+            if self.keyspace.idmp is not None:
+                self.keyspace.idmp.expire(now_ms())
+            if self.keyspace.ready:
+                self.handle_ready()
+        except Exception:
+            log.exception("cron failed")
+        self._cron_handle = self.loop.call_later(1 / self.config["hz"], self.cron)
+
+    # --- lifecycle -----------------------------------------------------------------------
+    def log_verbose(self, message: str) -> None:
+        log.debug(message)
+
+    async def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self._stopped = self.loop.create_future()
+        host = self.config["bind"].split()
+        self._server = await self.loop.create_server(
+            lambda: Client(self), host=host if len(host) > 1 else host[0],
+            port=self.config["port"], backlog=self.config["tcp-backlog"], reuse_address=True)
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._cron_handle = self.loop.call_later(1 / self.config["hz"], self.cron)
+        log.info("Server initialized")
+        log.info("Ready to accept connections tcp on port %d", self.port)
+
+    async def serve_until_stopped(self) -> None:
+        await self._stopped
+
+    def shutdown(self, reason: str = "SHUTDOWN") -> None:
+        """Stop accepting, close every client and let ``serve_until_stopped`` return."""
+        if self._stopped is None or self._stopped.done():
+            return
+        log.warning("User requested shutdown (%s)...", reason)
+        if self._cron_handle is not None:
+            self._cron_handle.cancel()
+        if self._server is not None:
+            self._server.close()
+        for client in list(self.clients.values()):
+            client.kill()
+        log.warning("Redis is now ready to exit, bye bye...")
+        self._stopped.set_result(None)
+
+    def install_signal_handlers(self) -> None:
+        for sig, name in ((signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "SIGINT")):
+            try:
+                self.loop.add_signal_handler(sig, self.shutdown, name)
+            except (NotImplementedError, RuntimeError):
+                pass
+
+
+from ..protocol.replies import QUEUED as _QUEUED  # noqa: E402
+
+
+def banner(config: Config) -> str:
+    return (f"streamd {__version__} (Redis API {REDIS_VERSION}) starting, pid={os.getpid()}, "
+            f"port={config['port']}")

@@ -1,0 +1,200 @@
+"""Shared fixtures: an in-process streamd on port 0, or any real Redis via --redis-url.
+
+The same tests prove streamd's behaviour and, pointed at a real server, that the tests
+encode what Redis itself does. Tests of newer features carry ``@pytest.mark.min_redis("8.6")``
+and are skipped when the target is older; streamd-only extensions carry ``streamd_only``.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+import redis
+
+# Server settings a test may change; restored after every test so tests stay independent
+# (this matters against a shared real server).
+_RESTORED_CONFIGS = (
+    "stream-node-max-entries", "stream-node-max-bytes",
+    "stream-idmp-duration", "stream-idmp-maxsize",
+)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--redis-url", default=None,
+                     help="run the suite against this server instead of an in-process streamd")
+
+
+class Target:
+    def __init__(self, host: str, port: int, db: int, is_streamd: bool, password=None):
+        self.host, self.port, self.db, self.is_streamd = host, port, db, is_streamd
+        self.password = password
+        info = self.client().info("server")
+        self.version = tuple(int(p) for p in str(info["redis_version"]).split(".")[:3])
+
+    @property
+    def url(self) -> str:
+        return f"redis://{self.host}:{self.port}/{self.db}"
+
+    def client(self, **kw) -> redis.Redis:
+        kw.setdefault("protocol", 2)
+        return redis.Redis(host=self.host, port=self.port, db=self.db,
+                           password=self.password, socket_timeout=10, **kw)
+
+
+@pytest.fixture(scope="session")
+def target(request):
+    url = request.config.getoption("--redis-url")
+    if url:
+        pool = redis.ConnectionPool.from_url(url)
+        kw = pool.connection_kwargs
+        yield Target(kw.get("host", "127.0.0.1"), kw.get("port", 6379), kw.get("db", 0),
+                     is_streamd=False, password=kw.get("password"))
+        return
+    from tests.inprocess import InProcessServer
+
+    with InProcessServer() as srv:
+        yield Target("127.0.0.1", srv.port, 0, is_streamd=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    # Marker checks need the target's version, which needs a connection: done per test.
+    pass
+
+
+@pytest.fixture(autouse=True)
+def _version_gate(request, target):
+    marker = request.node.get_closest_marker("min_redis")
+    if marker is not None:
+        need = tuple(int(p) for p in marker.args[0].split("."))
+        if target.version < need:
+            pytest.skip(f"needs Redis >= {marker.args[0]}, target is "
+                        f"{'.'.join(map(str, target.version))}")
+    if request.node.get_closest_marker("streamd_only") and not target.is_streamd:
+        pytest.skip("streamd extension or internal")
+
+
+@pytest.fixture
+def r(target):
+    client = target.client()
+    client.flushall()
+    saved = {}
+    for name in _RESTORED_CONFIGS:
+        saved.update(client.config_get(name))
+    yield client
+    for name, value in saved.items():
+        try:
+            client.config_set(name, value)
+        except redis.ResponseError:
+            pass
+    client.close()
+
+
+@pytest.fixture
+def r3(target, r):
+    client = target.client(protocol=3)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def make_client(target, r):
+    made = []
+
+    def factory(**kw):
+        c = target.client(**kw)
+        made.append(c)
+        return c
+
+    yield factory
+    for c in made:
+        c.close()
+
+
+class RawConn:
+    """A bare socket speaking bytes, for protocol-level tests."""
+
+    def __init__(self, host: str, port: int):
+        self.sock = socket.create_connection((host, port), timeout=5)
+        self.buf = b""
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def read_until(self, predicate, timeout: float = 5.0) -> bytes:
+        deadline = time.monotonic() + timeout
+        while not predicate(self.buf):
+            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                chunk = self.sock.recv(65536)
+            except socket.timeout:
+                break
+            if not chunk:
+                break
+            self.buf += chunk
+        out, self.buf = self.buf, b""
+        return out
+
+    def read_exact(self, n: int, timeout: float = 5.0) -> bytes:
+        data = self.read_until(lambda b: len(b) >= n, timeout)
+        data, self.buf = data[:n], data[n:]
+        return data
+
+    def read_reply(self, timeout: float = 5.0) -> bytes:
+        """One complete RESP reply, as raw bytes."""
+        import hiredis
+
+        deadline = time.monotonic() + timeout
+        while True:
+            reader = hiredis.Reader()
+            reader.feed(self.buf)
+            if reader.gets() is not False:
+                # Find where the first reply ends by re-feeding prefixes of growing length.
+                for end in range(1, len(self.buf) + 1):
+                    probe = hiredis.Reader()
+                    probe.feed(self.buf[:end])
+                    if probe.gets() is not False:
+                        out, self.buf = self.buf[:end], self.buf[end:]
+                        return out
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no complete reply; have {self.buf!r}")
+            self.sock.settimeout(remaining)
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError(f"closed; have {self.buf!r}")
+            self.buf += chunk
+
+    def is_closed(self, timeout: float = 2.0) -> bool:
+        self.sock.settimeout(timeout)
+        try:
+            while True:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    return True
+                self.buf += chunk
+        except socket.timeout:
+            return False
+        except ConnectionResetError:
+            return True
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def raw(target, r):
+    conns = []
+
+    def factory():
+        c = RawConn(target.host, target.port)
+        if target.password:
+            c.send(b"AUTH %s\r\n" % target.password.encode())
+            c.read_reply()
+        conns.append(c)
+        return c
+
+    yield factory
+    for c in conns:
+        c.close()
