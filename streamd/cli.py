@@ -105,11 +105,10 @@ async def _serve(config: Config) -> int:
     log = logging.getLogger("streamd")
     server = Server(config)
     try:
-        await server.start()
+        await server.start(handle_signals=True)
     except OSError as exc:
         log.warning("Failed listening on port %s (tcp), aborting: %s", config["port"], exc)
         return 1
-    server.install_signal_handlers()
     await server.serve_until_stopped()
     return 0
 

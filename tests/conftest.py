@@ -198,3 +198,37 @@ def raw(target, r):
     yield factory
     for c in conns:
         c.close()
+
+
+@pytest.fixture
+def call(target, r):
+    """Send a command and return the parsed reply without redis-py's response callbacks.
+
+    ``call(*args)`` speaks RESP2; ``call.resp3(*args)`` speaks RESP3 on its own connection.
+    Errors come back as raised ``redis.ResponseError``.
+    """
+    conns = {}
+
+    def connection(protocol: int):
+        if protocol not in conns:
+            conns[protocol] = redis.Connection(host=target.host, port=target.port,
+                                               db=target.db, password=target.password,
+                                               protocol=protocol, socket_timeout=10)
+            conns[protocol].connect()
+        return conns[protocol]
+
+    def do(protocol, *args):
+        conn = connection(protocol)
+        conn.send_command(*args)
+        reply = conn.read_response()
+        if isinstance(reply, redis.ResponseError):
+            raise reply
+        return reply
+
+    def call2(*args):
+        return do(2, *args)
+
+    call2.resp3 = lambda *args: do(3, *args)
+    yield call2
+    for c in conns.values():
+        c.disconnect()

@@ -261,7 +261,7 @@ class Server:
     def log_verbose(self, message: str) -> None:
         log.debug(message)
 
-    async def start(self) -> None:
+    async def start(self, handle_signals: bool = False) -> None:
         self.loop = asyncio.get_running_loop()
         self._stopped = self.loop.create_future()
         host = self.config["bind"].split()
@@ -270,6 +270,8 @@ class Server:
             port=self.config["port"], backlog=self.config["tcp-backlog"], reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
         self._cron_handle = self.loop.call_later(1 / self.config["hz"], self.cron)
+        if handle_signals:
+            self.install_signal_handlers()
         log.info("Server initialized")
         log.info("Ready to accept connections tcp on port %d", self.port)
 
@@ -294,7 +296,7 @@ class Server:
         for sig, name in ((signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "SIGINT")):
             try:
                 self.loop.add_signal_handler(sig, self.shutdown, name)
-            except (NotImplementedError, RuntimeError):
+            except (NotImplementedError, RuntimeError, ValueError):
                 pass
 
 

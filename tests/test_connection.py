@@ -1,0 +1,163 @@
+"""Connection commands and the client handshake (HELLO, AUTH, CLIENT, SELECT, RESET)."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+
+def test_ping_echo(r, raw):
+    assert r.execute_command("PING") is True
+    c = raw()  # redis-py turns any PING reply into a bool, so check the message raw
+    c.send(b"PING hi\r\n")
+    assert c.read_reply() == b"$2\r\nhi\r\n"
+    assert r.echo("x y") == b"x y"
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'ping'"):
+        r.execute_command("PING", "a", "b")
+
+
+def test_hello_reply_shapes(r, target):
+    reply = r.execute_command("HELLO", "2")
+    flat = dict(zip(reply[::2], reply[1::2]))
+    assert list(flat)[:7] == [b"server", b"version", b"proto", b"id", b"mode", b"role",
+                              b"modules"]
+    assert flat[b"proto"] == 2 and flat[b"mode"] == b"standalone"
+    assert flat[b"role"] == b"master" and flat[b"modules"] == []
+    assert flat[b"id"] == r.client_id()
+
+
+def test_hello_errors(r):
+    with pytest.raises(redis.ResponseError, match="^Protocol version is not an integer"):
+        r.execute_command("HELLO", "x")
+    with pytest.raises(redis.ResponseError, match="unsupported protocol version"):
+        r.execute_command("HELLO", "4")
+    with pytest.raises(redis.ResponseError, match="^Syntax error in HELLO option 'BOGUS'"):
+        r.execute_command("HELLO", "2", "BOGUS")
+
+
+def test_hello3_switches_to_resp3_and_setname(r3):
+    info = r3.execute_command("HELLO", "3", "SETNAME", "me")
+    assert info[b"proto"] == 3
+    assert r3.client_getname() in (b"me", "me")
+
+
+@pytest.mark.min_redis("7.2")
+def test_redis_py_resp3_handshake_works(r3):
+    # redis-py sends HELLO 3 and CLIENT SETINFO on connect
+    assert r3.ping() is True
+    assert b"lib-name=redis-py" in r3.execute_command("CLIENT", "INFO")
+
+
+def test_client_names_and_ids(r, make_client):
+    other = make_client()
+    assert other.client_id() != r.client_id()
+    r.client_setname("conn-1")
+    assert r.client_getname() in (b"conn-1", "conn-1")
+    with pytest.raises(redis.ResponseError, match="Client names cannot contain spaces"):
+        r.client_setname("a b")
+    listing = r.execute_command("CLIENT", "LIST")
+    assert b"name=conn-1" in listing
+    assert listing.count(b"\n") >= 2
+    only_me = r.execute_command("CLIENT", "LIST", "ID", str(r.client_id()))
+    assert only_me.count(b"\n") == 1 and b"name=conn-1" in only_me
+
+
+@pytest.mark.min_redis("7.2")
+def test_client_setinfo(r):
+    assert r.execute_command("CLIENT", "SETINFO", "LIB-NAME", "mylib") == b"OK"
+    assert r.execute_command("CLIENT", "SETINFO", "lib-ver", "1.0") == b"OK"
+    info = r.execute_command("CLIENT", "INFO")
+    assert b"lib-name=mylib" in info and b"lib-ver=1.0" in info
+    with pytest.raises(redis.ResponseError, match="Unrecognized option 'bogus'"):
+        r.execute_command("CLIENT", "SETINFO", "bogus", "x")
+    with pytest.raises(redis.ResponseError, match="cannot contain spaces"):
+        r.execute_command("CLIENT", "SETINFO", "LIB-NAME", "a b")
+
+
+def test_client_unknown_subcommand(r):
+    with pytest.raises(redis.ResponseError, match=r"^unknown subcommand 'nope'. Try CLIENT HELP."):
+        r.execute_command("CLIENT", "nope")
+    with pytest.raises(redis.ResponseError,
+                       match=r"^wrong number of arguments for 'client\|setname' command"):
+        r.execute_command("CLIENT", "SETNAME")
+
+
+def test_client_kill_by_id(r, make_client):
+    victim = make_client()
+    vid = victim.client_id()
+    assert r.execute_command("CLIENT", "KILL", "ID", str(vid)) == 1
+    assert r.execute_command("CLIENT", "KILL", "ID", str(vid)) == 0
+    with pytest.raises(redis.ResponseError, match="No such client"):
+        r.execute_command("CLIENT", "KILL", "1.2.3.4:5")
+
+
+@pytest.mark.min_redis("7.2")
+def test_client_no_evict_no_touch_pause(r):
+    assert r.execute_command("CLIENT", "NO-EVICT", "on") == b"OK"
+    assert r.execute_command("CLIENT", "NO-TOUCH", "off") == b"OK"
+    with pytest.raises(redis.ResponseError, match="syntax error"):
+        r.execute_command("CLIENT", "NO-EVICT", "maybe")
+    assert r.execute_command("CLIENT", "PAUSE", "10") == b"OK"
+    assert r.execute_command("CLIENT", "UNPAUSE") == b"OK"
+
+
+def test_select(r, call):
+    r.set("k", "db0")
+    assert call("SELECT", "1") == b"OK"
+    assert call("GET", "k") is None
+    call("SELECT", "0")
+    assert call("GET", "k") == b"db0"
+    with pytest.raises(redis.ResponseError, match="DB index is out of range"):
+        r.execute_command("SELECT", "16")
+    with pytest.raises(redis.ResponseError, match="value is not an integer"):
+        r.execute_command("SELECT", "x")
+
+
+def test_reset(raw):
+    c = raw()
+    c.send(b"HELLO 3\r\n")
+    c.read_reply()
+    c.send(b"SELECT 2\r\nCLIENT SETNAME n\r\nMULTI\r\nRESET\r\nCLIENT GETNAME\r\n")
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b"+RESET\r\n"
+    assert c.read_reply() == b"$-1\r\n"  # back to RESP2, name cleared, no MULTI
+
+
+@pytest.fixture
+def password(r):
+    r.config_set("requirepass", "s3cret")
+    yield "s3cret"
+    admin = redis.Redis(host=r.connection_pool.connection_kwargs["host"],
+                        port=r.connection_pool.connection_kwargs["port"],
+                        password="s3cret", protocol=2)
+    admin.config_set("requirepass", "")
+    admin.close()
+
+
+def test_auth_without_password_configured(call):
+    with pytest.raises(redis.RedisError, match="called without any password configured"):
+        call("AUTH", "x")
+
+
+def test_auth_flow(raw, password):
+    c = raw()
+    c.send(b"PING\r\n")
+    assert c.read_reply() == b"-NOAUTH Authentication required.\r\n"
+    c.send(b"AUTH wrong\r\n")
+    assert c.read_reply() == b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+    c.send(b"AUTH default s3cret\r\nPING\r\n")
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b"+PONG\r\n"
+
+
+def test_hello_with_auth(raw, password):
+    c = raw()
+    c.send(b"HELLO 3 AUTH default s3cret SETNAME x\r\n")
+    assert c.read_reply().startswith(b"%7\r\n")
+    c.send(b"CLIENT GETNAME\r\n")
+    assert c.read_reply() == b"$1\r\nx\r\n"
+    d = raw()
+    d.send(b"HELLO 3 AUTH default nope\r\n")
+    assert d.read_reply().startswith(b"-WRONGPASS")

@@ -1,0 +1,131 @@
+"""Protocol-level behaviour over raw sockets: pipelining, split requests, inline commands,
+protocol errors. These hold for real Redis as well (run with --redis-url)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def test_thousand_pipelined_commands_in_one_write(raw):
+    c = raw()
+    c.send(b"".join(b"*2\r\n$4\r\nECHO\r\n$%d\r\n%d\r\n" % (len(b"%d" % i), i)
+                    for i in range(1000)))
+    expected = b"".join(b"$%d\r\n%d\r\n" % (len(b"%d" % i), i) for i in range(1000))
+    assert c.read_exact(len(expected), timeout=10) == expected
+
+
+def test_byte_at_a_time(raw):
+    c = raw()
+    req = b"*3\r\n$4\r\nECHO\r\n$5\r\nhello\r\n" [:0] + b"*2\r\n$4\r\nECHO\r\n$5\r\nhello\r\nPING\r\n"
+    for i in range(len(req)):
+        c.send(req[i:i + 1])
+    assert c.read_exact(len(b"$5\r\nhello\r\n+PONG\r\n")) == b"$5\r\nhello\r\n+PONG\r\n"
+
+
+@pytest.mark.parametrize("line,reply", [
+    (b"PING\r\n", b"+PONG\r\n"),
+    (b"PING\n", b"+PONG\r\n"),
+    (b"ECHO hello\r\n", b"$5\r\nhello\r\n"),
+    (b"  ECHO   spaced  \r\n", b"$6\r\nspaced\r\n"),
+    (b'ECHO "a b\\x41\\n"\r\n', b"$5\r\na bA\n\r\n"),
+    (b"ECHO 'it''s'\r\n", None),
+    (b"ECHO 'x\\'y'\r\n", b"$3\r\nx'y\r\n"),
+])
+def test_inline_commands(raw, line, reply):
+    c = raw()
+    c.send(line)
+    if reply is None:  # closing quote not followed by a space: unbalanced
+        assert c.read_reply() == b"-ERR Protocol error: unbalanced quotes in request\r\n"
+        assert c.is_closed()
+    else:
+        assert c.read_reply() == reply
+
+
+def test_empty_inline_lines_are_ignored(raw):
+    c = raw()
+    c.send(b"\r\n\r\nPING\r\n")
+    assert c.read_reply() == b"+PONG\r\n"
+
+
+def test_inline_and_multibulk_mixed(raw):
+    c = raw()
+    c.send(b"PING\r\n*1\r\n$4\r\nPING\r\nECHO x\r\n*0\r\n*2\r\n$4\r\nECHO\r\n$1\r\ny\r\n")
+    assert c.read_exact(28) == b"+PONG\r\n+PONG\r\n$1\r\nx\r\n$1\r\ny\r\n"
+
+
+@pytest.mark.parametrize("data,message", [
+    (b"*abc\r\n", b"invalid multibulk length"),
+    (b"*3000000000\r\n", b"invalid multibulk length"),
+    (b"*1\r\n$abc\r\n", b"invalid bulk length"),
+    (b"*1\r\n$-1\r\n", b"invalid bulk length"),
+    (b"*1\r\n$600000000\r\n", b"invalid bulk length"),
+    (b"*1\r\nxyz\r\n", b"expected '$', got 'x'"),
+    (b"*2\r\n$4\r\nECHO\r\n:1\r\n", b"expected '$', got ':'"),
+    (b'ECHO "unterminated\r\n', b"unbalanced quotes in request"),
+])
+def test_protocol_errors_close_the_connection(raw, data, message):
+    c = raw()
+    c.send(data)
+    assert c.read_reply() == b"-ERR Protocol error: " + message + b"\r\n"
+    assert c.is_closed()
+    # the server goes on serving everyone else
+    other = raw()
+    other.send(b"PING\r\n")
+    assert other.read_reply() == b"+PONG\r\n"
+
+
+def test_commands_before_a_protocol_error_still_run(raw):
+    c = raw()
+    c.send(b"*1\r\n$4\r\nPING\r\n*1\r\nx\r\n")
+    assert c.read_reply() == b"+PONG\r\n"
+    assert c.read_reply() == b"-ERR Protocol error: expected '$', got 'x'\r\n"
+    assert c.is_closed()
+
+
+def test_protocol_error_split_across_writes(raw):
+    c = raw()
+    for b in (b"*1\r", b"\n$", b"9999999999", b"99\r\n"):
+        c.send(b)
+    assert c.read_reply() == b"-ERR Protocol error: invalid bulk length\r\n"
+    assert c.is_closed()
+
+
+def test_command_errors_keep_the_connection_open(raw):
+    c = raw()
+    c.send(b"NOSUCHCMD a b\r\n")
+    assert c.read_reply() == (b"-ERR unknown command 'NOSUCHCMD', with args beginning with: "
+                              b"'a' 'b' \r\n")
+    c.send(b"*1\r\n$4\r\nECHO\r\n")
+    assert c.read_reply() == b"-ERR wrong number of arguments for 'echo' command\r\n"
+    c.send(b"PING\r\n")
+    assert c.read_reply() == b"+PONG\r\n"
+
+
+def test_large_bulk_argument_split_in_chunks(raw):
+    c = raw()
+    payload = b"x" * (3 * 1024 * 1024 + 7)
+    req = b"*2\r\n$4\r\nECHO\r\n$%d\r\n%s\r\n" % (len(payload), payload)
+    for i in range(0, len(req), 65536):
+        c.send(req[i:i + 65536])
+    head = b"$%d\r\n" % len(payload)
+    got = c.read_exact(len(head) + len(payload) + 2, timeout=20)
+    assert got == head + payload + b"\r\n"
+
+
+def test_quit_replies_ok_then_closes(raw):
+    c = raw()
+    c.send(b"QUIT\r\nPING\r\n")
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.is_closed()
+
+
+def test_resp3_null_and_map_encoding(raw):
+    c = raw()
+    c.send(b"HELLO 3\r\n")
+    reply = c.read_reply()
+    assert reply.startswith(b"%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n")
+    c.send(b"CLIENT GETNAME\r\n")
+    assert c.read_reply() == b"_\r\n"
+    c.send(b"HELLO 2\r\nCLIENT GETNAME\r\n")
+    assert c.read_reply().startswith(b"*14\r\n")
+    assert c.read_reply() == b"$-1\r\n"

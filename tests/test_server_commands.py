@@ -1,0 +1,151 @@
+"""Server commands: INFO, CONFIG, COMMAND, DBSIZE, FLUSH*, TIME, LASTSAVE, FUNCTION FLUSH."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+
+
+def test_info_sections(r, call, target):
+    info = r.info("server")
+    assert "redis_version" in info and info["redis_mode"] == "standalone"
+    if target.is_streamd:
+        assert info["redis_version"] == "8.8.0" and "streamd_version" in info
+    text = call("INFO")
+    for section in (b"# Server", b"# Clients", b"# Memory", b"# Persistence", b"# Stats",
+                    b"# Keyspace"):
+        assert section in text
+    assert b"# Commandstats" not in text
+    assert b"# Commandstats" in call("INFO", "commandstats")
+    clients = r.info("clients")
+    assert clients["blocked_clients"] == 0
+    if target.version >= (7, 2):
+        assert "total_blocking_keys" in clients
+    stats = r.info("stats")
+    assert "total_commands_processed" in stats and "total_error_replies" in stats
+    assert "rdb_changes_since_last_save" in r.info("persistence")
+
+
+def test_info_is_verbatim_in_resp3(call):
+    assert b"redis_version:" in call.resp3("INFO", "server")
+
+
+def test_error_counters(r):
+    r.config_resetstat()
+    for _ in range(3):
+        with pytest.raises(redis.ResponseError):
+            r.execute_command("NOSUCHCOMMAND")
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("SELECT", "x")
+    stats = r.info("stats")
+    assert stats["total_error_replies"] == 4
+    errorstats = r.info("errorstats")
+    assert errorstats["errorstat_ERR"]["count"] == 4
+    r.set("s", "v")
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("HGET", "s", "f")
+    assert r.info("errorstats")["errorstat_WRONGTYPE"]["count"] == 1
+
+
+def test_commandstats(r):
+    r.config_resetstat()
+    r.echo("a")
+    r.echo("b")
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("ECHO")
+    stats = r.info("commandstats")["cmdstat_echo"]
+    assert stats["calls"] == 2 and stats["rejected_calls"] == 1 and stats["failed_calls"] == 0
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("CLIENT", "SETNAME", "a b")
+    assert r.info("commandstats")["cmdstat_client|setname"]["failed_calls"] == 1
+
+
+def test_config_get_set(r, target):
+    assert r.config_get("stream-node-max-entries") == {"stream-node-max-entries": "100"}
+    got = r.config_get("stream-node-*")
+    assert set(got) == {"stream-node-max-entries", "stream-node-max-bytes"}
+    r.config_set("stream-node-max-entries", "7")
+    assert r.config_get("stream-node-max-entries")["stream-node-max-entries"] == "7"
+    r.config_set("stream-node-max-bytes", "8kb")
+    assert r.config_get("stream-node-max-bytes")["stream-node-max-bytes"] == "8192"
+    with pytest.raises(redis.ResponseError, match="Unknown option or number of arguments "
+                                                  "for CONFIG SET - 'no-such-thing'"):
+        r.config_set("no-such-thing", "1")
+    with pytest.raises(redis.ResponseError, match="CONFIG SET failed \\(possibly related to "
+                                                  "argument 'stream-node-max-entries'\\)"):
+        r.config_set("stream-node-max-entries", "abc")
+    assert r.config_get("no-such-*") == {}
+
+
+@pytest.mark.min_redis("8.6")
+def test_config_idmp_ranges(r):
+    with pytest.raises(redis.ResponseError, match="argument must be between 1 and 86400 inclusive"):
+        r.config_set("stream-idmp-duration", "0")
+    r.config_set("stream-idmp-maxsize", "10000")
+    assert r.config_get("stream-idmp-maxsize")["stream-idmp-maxsize"] == "10000"
+
+
+def test_config_get_resp3_is_map(r3):
+    assert r3.execute_command("CONFIG", "GET", "databases") == {b"databases": b"16"}
+
+
+def test_command_table(call):
+    count = call("COMMAND", "COUNT")
+    assert count > 40
+    info = call("COMMAND", "INFO", "get", "xadd", "nosuch")
+    assert info[0][0] == b"get" and info[0][1] == 2 and info[0][3:6] == [1, 1, 1]
+    assert info[1][0] == b"xadd" and info[1][1] == -5
+    assert info[2] is None
+    names = call("COMMAND", "LIST")
+    assert b"get" in names and b"xadd" in names
+    assert call("COMMAND", "LIST", "FILTERBY", "PATTERN", "xad*") == [b"xadd"]
+    everything = call("COMMAND")
+    assert len(everything) == count
+
+
+def test_command_docs_for_redis_cli(call):
+    docs = call.resp3("COMMAND", "DOCS", "xadd")
+    xadd = docs[b"xadd"]
+    assert xadd[b"group"] == b"stream" and xadd[b"since"] == b"5.0.0"
+    arg_names = [a[b"name"] for a in xadd[b"arguments"]]
+    assert arg_names[:2] == [b"key", b"nomkstream"]
+
+
+def test_command_getkeys(call):
+    assert call("COMMAND", "GETKEYS", "SET", "a", "b") == [b"a"]
+    assert call("COMMAND", "GETKEYS", "MSET", "a", "1", "b", "2") == [b"a", b"b"]
+
+
+def test_dbsize_flush(call):
+    call("SET", "a", 1)
+    call("SET", "b", 2)
+    assert call("DBSIZE") == 2
+    call("SELECT", "1")
+    call("SET", "c", 3)
+    assert call("FLUSHDB", "ASYNC") == b"OK"
+    assert call("DBSIZE") == 0
+    call("SELECT", "0")
+    assert call("DBSIZE") == 2
+    with pytest.raises(redis.ResponseError, match="syntax error"):
+        call("FLUSHALL", "NOW")
+    assert call("FLUSHALL", "SYNC") == b"OK"
+    assert call("DBSIZE") == 0
+
+
+def test_time_and_lastsave(r):
+    secs, usecs = r.execute_command("TIME")
+    assert abs(int(secs) - time.time()) < 5 and 0 <= int(usecs) < 1_000_000
+    assert isinstance(r.lastsave().timestamp(), float)
+
+
+def test_function_flush(r):
+    assert r.execute_command("FUNCTION", "FLUSH") == b"OK"
+
+
+def test_dirty_counter(r):
+    before = r.info("persistence")["rdb_changes_since_last_save"]
+    r.set("x", 1)
+    r.set("y", 2)
+    assert r.info("persistence")["rdb_changes_since_last_save"] >= before + 2
