@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 TABLE: dict[bytes, "Command"] = {}
+# Lookup by the name as clients send it: lower and upper case both hit on the first probe.
+DISPATCH: dict[bytes, "Command"] = {}
 
 
 @dataclass(slots=True)
@@ -196,6 +198,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             parent.subcommands[sub.encode()] = cmd
         else:
             TABLE[cmd.name.encode()] = cmd
+            DISPATCH[cmd.name.encode()] = DISPATCH[cmd.name.upper().encode()] = cmd
         return handler
 
     if container:

@@ -15,25 +15,25 @@ INLINE_MAX = 64 * 1024  # PROTO_INLINE_MAX_SIZE
 MULTIBULK_MAX = 2**31 - 1  # INT_MAX, as Redis checks it
 
 
+_ONLY_BYTES = frozenset((bytes,))
+
+
 class ProtocolError(Exception):
     """Malformed request; the message follows ``-ERR Protocol error: ``."""
 
 
 _NEED_MORE = object()
-_DIGITS = [len(b"%d" % i) for i in range(10)]
-
-
-def _digits(n: int) -> int:
-    return _DIGITS[n] if n < 10 else len(b"%d" % n)
+# Canonical encoded sizes: '*N\r\n' headers, and '$n\r\n' + n bytes + '\r\n' per argument.
+_MB_SIZE = [3 + len(b"%d" % n) for n in range(1024)]
+_BULK_SIZE = [n + 5 + len(b"%d" % n) for n in range(8192)]
 
 
 def _encoded_size(argv: list) -> int:
     """Bytes of the canonical multibulk encoding of ``argv``."""
-    size = 3 + _digits(len(argv))
-    for a in argv:
-        n = len(a)
-        size += n + 5 + _digits(n)
-    return size
+    try:
+        return _MB_SIZE[len(argv)] + sum(map(_BULK_SIZE.__getitem__, map(len, argv)))
+    except IndexError:
+        return 3 + len(b"%d" % len(argv)) + sum(len(a) + 5 + len(b"%d" % len(a)) for a in argv)
 
 
 def _strict_ll(s: bytes) -> int | None:
@@ -240,7 +240,8 @@ class RequestReader:
                 req = hi.gets()
                 if req is False:
                     break
-                if type(req) is list and req and all(type(a) is bytes for a in req):
+                # hiredis also parses integers, nested arrays and errors: not requests.
+                if type(req) is list and req and _ONLY_BYTES >= set(map(type, req)):
                     out.append(req)
                     self._consumed += _encoded_size(req)
                 elif req == []:

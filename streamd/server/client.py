@@ -31,10 +31,11 @@ class Client(asyncio.Protocol):
         self.name = b""
         self.lib_name = b""
         self.lib_ver = b""
-        self.authenticated = not server.config["requirepass"]
+        self._authenticated = not server.config["requirepass"]
         self.now_ms = 0  # time snapshot of the running command (frozen through EXEC)
         self.blocking_allowed = True  # False while EXEC runs queued commands
-        self.multi: list | None = None  # queued (command, argv) while in MULTI
+        self._multi: list | None = None  # queued (command, argv) while in MULTI
+        self.special = not self._authenticated  # slow path in the dispatcher needed
         self.multi_error = False  # a queued command was rejected: EXEC must abort
         self.watched: set = set()  # (db, key) pairs under WATCH
         self.watch_dirty = False  # a watched key changed since WATCH
@@ -56,6 +57,25 @@ class Client(asyncio.Protocol):
         self.reader = RequestReader(self)
         self._out = bytearray()
         self._paused_reading = False
+
+    # The dispatcher checks one flag; these keep it in step with the two states behind it.
+    @property
+    def authenticated(self) -> bool:
+        return self._authenticated
+
+    @authenticated.setter
+    def authenticated(self, value: bool) -> None:
+        self._authenticated = value
+        self.special = not value or self._multi is not None
+
+    @property
+    def multi(self):
+        return self._multi
+
+    @multi.setter
+    def multi(self, value) -> None:
+        self._multi = value
+        self.special = value is not None or not self._authenticated
 
     # --- limits the reader asks about ---------------------------------------------------
     def proto_max_bulk_len(self) -> int:

@@ -15,7 +15,10 @@ import time
 from collections import deque
 
 from .. import REDIS_VERSION, __version__
+from time import perf_counter_ns, time_ns
+
 from ..commands import TABLE, load_commands
+from ..commands.table import DISPATCH
 from ..commands import errors as E
 from ..commands.blocking import Block
 from ..commands.errors import CommandError
@@ -27,8 +30,8 @@ from .client import _BLOCKED, Client
 log = logging.getLogger("streamd")
 
 # Commands a client may run before AUTH, and the ones MULTI executes instead of queueing.
-_NO_AUTH = frozenset({b"auth", b"hello", b"quit", b"reset"})
-_NOT_QUEUED = frozenset({b"exec", b"discard", b"multi", b"watch", b"quit", b"reset"})
+_NO_AUTH = frozenset({"auth", "hello", "quit", "reset"})
+_NOT_QUEUED = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 
 
 class Waiter:
@@ -84,9 +87,9 @@ class Server:
     def execute(self, client: Client, argv: list[bytes]):
         """Run one request for ``client``; returns the reply value or ``_BLOCKED``."""
         name = argv[0]
-        cmd = TABLE.get(name)
+        cmd = DISPATCH.get(name)
         if cmd is None:
-            cmd = TABLE.get(name.lower())
+            cmd = DISPATCH.get(name.lower())
             if cmd is None:
                 return self._reject(client, E.unknown_command(name, argv[1:]), None)
         if cmd.handler is None:  # container: resolve the subcommand
@@ -96,27 +99,20 @@ class Server:
             if sub is None:
                 return self._reject(client, E.unknown_subcommand(argv[1], cmd.name), cmd)
             cmd = sub
-        if not cmd.arity_ok(len(argv)):
+        arity = cmd.arity
+        if (len(argv) != arity) if arity > 0 else (len(argv) < -arity):
             return self._reject(client, E.wrong_arity(cmd.name), cmd)
-        if not client.authenticated and name.lower() not in _NO_AUTH:
-            return self._reject(client, E.NOAUTH, cmd)
-        if client.multi is not None and name.lower() not in _NOT_QUEUED:
-            client.multi.append((cmd, argv))
-            return _QUEUED
+        if client.special:  # not authenticated, or inside MULTI
+            if not client.authenticated and cmd.name not in _NO_AUTH:
+                return self._reject(client, E.NOAUTH, cmd)
+            if client.multi is not None and cmd.name not in _NOT_QUEUED:
+                client.multi.append((cmd, argv))
+                return _QUEUED
         client.tot_cmds += 1
         client.last_cmd = cmd.name
-        client.now_ms = now_ms()
-        reply = self.call(client, cmd, argv)
-        if type(reply) is Block:
-            return self._park(client, cmd, argv, reply)
-        if self.keyspace.ready:
-            self.handle_ready()
-        return reply
-
-    def call(self, client: Client, cmd, argv):
-        """Run a handler with statistics; shared by ``execute``, EXEC and wake-ups."""
+        client.now_ms = time_ns() // 1_000_000
         self.stat_commands += 1
-        start = time.perf_counter_ns()
+        start = perf_counter_ns()
         try:
             reply = cmd.handler(client, argv)
         except CommandError as exc:
@@ -127,7 +123,28 @@ class Server:
             cmd.failed_calls += 1
             reply = self._error("ERR internal error while executing the command")
         cmd.calls += 1
-        cmd.usec += (time.perf_counter_ns() - start) // 1000
+        cmd.usec += (perf_counter_ns() - start) // 1000
+        if type(reply) is Block:
+            return self._park(client, cmd, argv, reply)
+        if self.keyspace.ready:
+            self.handle_ready()
+        return reply
+
+    def call(self, client: Client, cmd, argv):
+        """Run a handler with statistics; used by EXEC and wake-ups (``execute`` inlines it)."""
+        self.stat_commands += 1
+        start = perf_counter_ns()
+        try:
+            reply = cmd.handler(client, argv)
+        except CommandError as exc:
+            cmd.failed_calls += 1
+            reply = self._error(exc.text)
+        except Exception:  # a handler bug must not take the connection down
+            log.exception("Error executing %r", argv[:3])
+            cmd.failed_calls += 1
+            reply = self._error("ERR internal error while executing the command")
+        cmd.calls += 1
+        cmd.usec += (perf_counter_ns() - start) // 1000
         return reply
 
     def _error(self, text: str) -> ErrorReply:
