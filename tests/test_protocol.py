@@ -129,3 +129,22 @@ def test_resp3_null_and_map_encoding(raw):
     c.send(b"HELLO 2\r\nCLIENT GETNAME\r\n")
     assert c.read_reply().startswith(b"*14\r\n")
     assert c.read_reply() == b"$-1\r\n"
+
+
+def test_client_that_does_not_read_replies_does_not_stall_others(raw):
+    # The slow client keeps sending while never reading; the server must pause reading from
+    # it (flow control) rather than buffer without bound or stop serving everyone else.
+    slow = raw()
+    big = b"x" * 65536
+    req = b"*2\r\n$4\r\nECHO\r\n$65536\r\n" + big + b"\r\n"
+    slow.sock.setblocking(False)
+    sent = 0
+    for _ in range(2000):
+        try:
+            sent += slow.sock.send(req)
+        except BlockingIOError:
+            break
+    other = raw()
+    other.send(b"PING\r\n")
+    assert other.read_reply() == b"+PONG\r\n"
+    slow.sock.setblocking(True)

@@ -125,6 +125,7 @@ class Client(asyncio.Protocol):
 
     def data_received(self, data: bytes):
         self.net_in += len(data)
+        self.last_interaction = _now()
         try:
             requests = self.reader.feed(data)
         except ProtocolError as exc:
@@ -210,6 +211,10 @@ class Client(asyncio.Protocol):
 
     def raise_error(self, text: str):
         raise CommandError(text)
+
+
+def _now() -> float:
+    return time.time()
 
 
 class _Blocked:
