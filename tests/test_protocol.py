@@ -148,3 +148,18 @@ def test_client_that_does_not_read_replies_does_not_stall_others(raw):
     other.send(b"PING\r\n")
     assert other.read_reply() == b"+PONG\r\n"
     slow.sock.setblocking(True)
+
+
+def test_proto_max_bulk_len_is_configurable(r, raw):
+    old = r.config_get("proto-max-bulk-len")["proto-max-bulk-len"]
+    r.config_set("proto-max-bulk-len", "1mb")
+    try:
+        c = raw()
+        c.send(b"*2\r\n$4\r\nECHO\r\n$1048577\r\n")
+        assert c.read_reply() == b"-ERR Protocol error: invalid bulk length\r\n"
+        assert c.is_closed()
+        ok = raw()
+        ok.send(b"*2\r\n$4\r\nECHO\r\n$1048576\r\n" + b"y" * 1048576 + b"\r\n")
+        assert ok.read_exact(1048576 + 13).startswith(b"$1048576\r\nyyy")
+    finally:
+        r.config_set("proto-max-bulk-len", old)

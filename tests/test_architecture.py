@@ -1,0 +1,92 @@
+"""The code's layout tells the architecture: these checks keep it honest.
+
+- imports point one way: protocol, store and idmp know nothing of commands or the server;
+  commands never import the server; only the CLI (and tests) import the server.
+- every command-table row is complete, and every handler's docstring opens with its
+  syntax line, so COMMAND DOCS and the code say the same thing.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+from streamd.commands import TABLE, load_commands
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent / "streamd"
+
+FORBIDDEN = {
+    "protocol": {"commands", "server", "store", "idmp", "spark", "cli"},
+    "store": {"commands", "server", "protocol", "spark", "cli"},
+    "idmp": {"commands", "server", "protocol", "spark", "cli"},
+    "commands": {"server", "spark", "cli"},
+    "server": {"spark", "cli"},
+    "spark": {"server", "commands", "store", "idmp", "cli"},
+}
+
+
+def _streamd_imports(path: pathlib.Path) -> set[str]:
+    """Top-level streamd packages a module imports (absolute or relative)."""
+    tree = ast.parse(path.read_text())
+    rel = path.relative_to(ROOT).parts
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(rel[:-1])[: len(rel) - node.level]
+                parts = base + (node.module.split(".") if node.module else [])
+                if parts:
+                    out.add(parts[0])
+                else:
+                    out.update(a.name.split(".")[0] for a in node.names)
+            elif node.module and node.module.startswith("streamd."):
+                out.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("streamd."):
+                    out.add(a.name.split(".")[1])
+    return out
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_imports_point_one_way(package):
+    bad = []
+    for path in (ROOT / package).rglob("*.py"):
+        wrong = _streamd_imports(path) & FORBIDDEN[package]
+        if wrong:
+            bad.append(f"{path.relative_to(ROOT)} imports {sorted(wrong)}")
+    assert not bad, "\n".join(bad)
+
+
+def _all_rows():
+    load_commands()
+    for cmd in TABLE.values():
+        yield cmd
+        yield from cmd.subcommands.values()
+
+
+def test_every_row_is_documented():
+    missing = [c.name for c in _all_rows() if not (c.summary and c.since and c.group)]
+    assert not missing, missing
+
+
+def test_handler_docstrings_open_with_syntax_line():
+    bad = []
+    for cmd in _all_rows():
+        if cmd.handler is None:
+            continue
+        doc = (cmd.handler.__doc__ or "").strip().splitlines()
+        first = doc[0] if doc else ""
+        words = cmd.name.upper().split("|")
+        if not first.upper().startswith(" ".join(words)):
+            bad.append(f"{cmd.name}: {first!r}")
+    assert not bad, "\n".join(bad)
+
+
+def test_key_positions_are_consistent():
+    for cmd in _all_rows():
+        if cmd.first_key:
+            assert cmd.step >= 1, cmd.name
+            assert cmd.last_key == -1 or cmd.last_key >= cmd.first_key, cmd.name
