@@ -57,7 +57,14 @@ def encode(value, out: bytearray, resp: int = 2) -> None:
         n = len(value)
         out += _ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n
         for item in value:
-            encode(item, out, resp)
+            # Stream replies are arrays of arrays of bulk strings: keep leaves inline.
+            if type(item) is bytes:
+                n = len(item)
+                out += _BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n
+                out += item
+                out += _CRLF
+            else:
+                encode(item, out, resp)
     elif t is int:
         out += _INT_CACHE[value] if 0 <= value < 1024 else b":%d\r\n" % value
     elif value is None:

@@ -1,0 +1,62 @@
+"""RESP2/RESP3 encoding of every reply value: the two protocols differ only for maps, sets,
+nulls, doubles, verbatim strings and pushes."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamd.protocol.encoder import to_bytes
+from streamd.protocol.replies import (
+    NULL_ARRAY, ErrorReply, Map, Push, Raw, SetReply, Simple, Verbatim)
+
+SAME = [
+    (b"abc", b"$3\r\nabc\r\n"),
+    (b"", b"$0\r\n\r\n"),
+    ("é", b"$2\r\n\xc3\xa9\r\n"),
+    (7, b":7\r\n"),
+    (-3, b":-3\r\n"),
+    (2**70, b":1180591620717411303424\r\n"),
+    ([b"a", [b"b", 1]], b"*2\r\n$1\r\na\r\n*2\r\n$1\r\nb\r\n:1\r\n"),
+    ([], b"*0\r\n"),
+    (Simple(b"OK"), b"+OK\r\n"),
+    (ErrorReply("ERR bad\r\nthing"), b"-ERR bad  thing\r\n"),
+    (Raw(b"+X\r\n"), b"+X\r\n"),
+    (b"x" * 2000, b"$2000\r\n" + b"x" * 2000 + b"\r\n"),
+]
+
+
+@pytest.mark.parametrize("value,wire", SAME)
+def test_identical_in_both_protocols(value, wire):
+    assert to_bytes(value, 2) == wire
+    assert to_bytes(value, 3) == wire
+
+
+DIFFERENT = [
+    (None, b"$-1\r\n", b"_\r\n"),
+    (NULL_ARRAY, b"*-1\r\n", b"_\r\n"),
+    (Map([(b"k", 1)]), b"*2\r\n$1\r\nk\r\n:1\r\n", b"%1\r\n$1\r\nk\r\n:1\r\n"),
+    (SetReply([b"a"]), b"*1\r\n$1\r\na\r\n", b"~1\r\n$1\r\na\r\n"),
+    (1.5, b"$3\r\n1.5\r\n", b",1.5\r\n"),
+    (3.0, b"$1\r\n3\r\n", b",3\r\n"),
+    (float("inf"), b"$3\r\ninf\r\n", b",inf\r\n"),
+    (Verbatim(b"hi"), b"$2\r\nhi\r\n", b"=6\r\ntxt:hi\r\n"),
+    (Push([b"message"]), b"*1\r\n$7\r\nmessage\r\n", b">1\r\n$7\r\nmessage\r\n"),
+    (True, b":1\r\n", b"#t\r\n"),
+]
+
+
+@pytest.mark.parametrize("value,resp2,resp3", DIFFERENT)
+def test_protocol_specific(value, resp2, resp3):
+    assert to_bytes(value, 2) == resp2
+    assert to_bytes(value, 3) == resp3
+
+
+def test_nested_nulls_follow_the_protocol():
+    value = [b"id", None, [NULL_ARRAY]]
+    assert to_bytes(value, 2) == b"*3\r\n$2\r\nid\r\n$-1\r\n*1\r\n*-1\r\n"
+    assert to_bytes(value, 3) == b"*3\r\n$2\r\nid\r\n_\r\n*1\r\n_\r\n"
+
+
+def test_unknown_types_are_rejected():
+    with pytest.raises(TypeError):
+        to_bytes(object())
