@@ -1,0 +1,512 @@
+"""String commands: GET, SET, SETNX, SETEX, PSETEX, MGET, MSET, MSETNX, GETDEL, GETEX,
+APPEND, STRLEN, the INCR/DECR family, INCRBYFLOAT, GETRANGE, SETRANGE.
+
+Applications keep checkpoints and dedup keys in strings next to their streams.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from ..protocol.replies import OK
+from . import errors as E
+from . import keyutil as K
+from .args import LLONG_MAX, LLONG_MIN, Args, parse_int
+from .errors import CommandError
+from .table import block, command, integer, key, oneof, string, token, Arg
+
+_ONE_KEY = (1, 1, 1)
+TOO_BIG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+
+
+def _get_string(db, k: bytes):
+    """The string at ``k`` as plain ``bytes`` (the reply encoder takes no subclasses)."""
+    value = K.lookup(db, k, bytes)
+    return value if value is None or type(value) is bytes else bytes(value)
+
+
+# --- SET and its options -----------------------------------------------------------------
+
+_NX, _XX, _GET, _KEEPTTL, _PERSIST, _EX, _PX, _EXAT, _PXAT = (1 << i for i in range(9))
+_EXPIRES = _EX | _PX | _EXAT | _PXAT
+_UNITS = {_EX: (1000, False), _PX: (1, False), _EXAT: (1000, True), _PXAT: (1, True)}
+# For each expiry option, the options it may not follow (Redis accepts a repeat of itself).
+_EXPIRE_CONFLICTS = {_EX: _KEEPTTL | _PERSIST | _EXAT | _PX | _PXAT,
+                     _PX: _KEEPTTL | _PERSIST | _EX | _EXAT | _PXAT,
+                     _EXAT: _KEEPTTL | _PERSIST | _EX | _PX | _PXAT,
+                     _PXAT: _KEEPTTL | _PERSIST | _EX | _EXAT | _PX}
+_EXPIRE_WORDS = {b"EX": _EX, b"PX": _PX, b"EXAT": _EXAT, b"PXAT": _PXAT}
+
+
+def _parse_extended(argv, start: int, for_set: bool):
+    """Redis parseExtendedStringArgumentsOrReply: (flags, expiry flag, expiry argument)."""
+    flags = 0
+    expire_flag, expire_arg = 0, None
+    j = start
+    n = len(argv)
+    while j < n:
+        word = argv[j].upper()
+        has_next = j + 1 < n
+        if word == b"NX" and for_set and not flags & _XX:
+            flags |= _NX
+        elif word == b"XX" and for_set and not flags & _NX:
+            flags |= _XX
+        elif word == b"GET" and for_set:
+            flags |= _GET
+        elif word == b"KEEPTTL" and for_set and not flags & (_PERSIST | _EXPIRES):
+            flags |= _KEEPTTL
+        elif word == b"PERSIST" and not for_set and not flags & (_EXPIRES | _KEEPTTL):
+            flags |= _PERSIST
+        elif word in _EXPIRE_WORDS and has_next and \
+                not flags & _EXPIRE_CONFLICTS[_EXPIRE_WORDS[word]]:
+            expire_flag = _EXPIRE_WORDS[word]
+            flags |= expire_flag
+            expire_arg = argv[j + 1]
+            j += 1
+        else:
+            raise CommandError(E.SYNTAX)
+        j += 1
+    return flags, expire_flag, expire_arg
+
+
+def _expire_at(ctx, name: str, expire_flag: int, arg: bytes) -> int:
+    """Absolute unix ms for an EX/PX/EXAT/PXAT argument, with Redis's checks."""
+    value = parse_int(arg)
+    unit, absolute = _UNITS[expire_flag]
+    invalid = E.INVALID_EXPIRE.format(name)
+    if value <= 0 or (unit == 1000 and value > LLONG_MAX // 1000):
+        raise CommandError(invalid)
+    value *= unit
+    if not absolute:
+        value += ctx.now_ms
+        if value > LLONG_MAX:  # Redis sees the signed overflow as a non-positive time
+            raise CommandError(invalid)
+    return value
+
+
+def _store(ctx, k: bytes, value: bytes, keep_ttl: bool = False, when_ms=None) -> None:
+    db = ctx.db
+    db.set(k, value, keep_ttl=keep_ttl)
+    if when_ms is not None:
+        db.set_expire(k, when_ms)
+
+
+@command("set", -3, "write denyoom", _ONE_KEY, group="string", since="1.0.0",
+         summary="Sets the string value of a key, ignoring its type. The key is created if "
+                 "it doesn't exist.", complexity="O(1)",
+         args=(key(), string("value"),
+               oneof("condition", token("NX"), token("XX"), optional=True, since="2.6.12"),
+               token("GET", optional=True, since="6.2.0"),
+               oneof("expiration", integer("seconds", token="EX"),
+                     integer("milliseconds", token="PX"),
+                     Arg("unix-time-seconds", "unix-time", token="EXAT", since="6.2.0"),
+                     Arg("unix-time-milliseconds", "unix-time", token="PXAT", since="6.2.0"),
+                     token("KEEPTTL", since="6.0.0"), optional=True)))
+def set_(ctx, argv):
+    """SET key value [NX | XX] [GET] [EX seconds | PX milliseconds |
+  EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""
+    flags, expire_flag, expire_arg = _parse_extended(argv, 3, for_set=True)
+    when = _expire_at(ctx, "set", expire_flag, expire_arg) if expire_flag else None
+    db = ctx.db
+    k = argv[1]
+    if flags & _GET:
+        old = _get_string(db, k)
+        found = old is not None
+    else:
+        found = db.get(k) is not None
+    if (flags & _NX and found) or (flags & _XX and not found):
+        return old if flags & _GET else None
+    _store(ctx, k, argv[2], keep_ttl=bool(flags & _KEEPTTL), when_ms=when)
+    return old if flags & _GET else OK
+
+
+@command("setnx", 3, "write denyoom fast", _ONE_KEY, group="string", since="1.0.0",
+         summary="Set the string value of a key only when the key doesn't exist.",
+         complexity="O(1)", args=(key(), string("value")))
+def setnx(ctx, argv):
+    """SETNX key value"""
+    if ctx.db.get(argv[1]) is not None:
+        return 0
+    _store(ctx, argv[1], argv[2])
+    return 1
+
+
+def _setex(ctx, argv, name: str, flag: int):
+    when = _expire_at(ctx, name, flag, argv[2])
+    _store(ctx, argv[1], argv[3], when_ms=when)
+    return OK
+
+
+@command("setex", 4, "write denyoom", _ONE_KEY, group="string", since="2.0.0",
+         summary="Sets the string value and expiration time of a key. Creates the key if it "
+                 "doesn't exist.", complexity="O(1)",
+         args=(key(), integer("seconds"), string("value")))
+def setex(ctx, argv):
+    """SETEX key seconds value"""
+    return _setex(ctx, argv, "setex", _EX)
+
+
+@command("psetex", 4, "write denyoom", _ONE_KEY, group="string", since="2.6.0",
+         summary="Sets both string value and expiration time in milliseconds of a key. The "
+                 "key is created if it doesn't exist.", complexity="O(1)",
+         args=(key(), integer("milliseconds"), string("value")))
+def psetex(ctx, argv):
+    """PSETEX key milliseconds value"""
+    return _setex(ctx, argv, "psetex", _PX)
+
+
+# --- reads -------------------------------------------------------------------------------
+
+@command("get", 2, "readonly fast", _ONE_KEY, group="string", since="1.0.0",
+         summary="Returns the string value of a key.", complexity="O(1)", args=(key(),))
+def get(ctx, argv):
+    """GET key"""
+    return _get_string(ctx.db, argv[1])
+
+
+@command("mget", -2, "readonly fast", (1, -1, 1), group="string", since="1.0.0",
+         summary="Atomically returns the string values of one or more keys.",
+         complexity="O(N) where N is the number of keys to retrieve.",
+         args=(key(multiple=True),))
+def mget(ctx, argv):
+    """MGET key [key ...]"""
+    db = ctx.db
+    out = []
+    for k in argv[1:]:
+        value = db.get(k)
+        if isinstance(value, bytes):
+            out.append(value if type(value) is bytes else bytes(value))
+        else:
+            out.append(None)
+    return out
+
+
+@command("getdel", 2, "write fast", _ONE_KEY, group="string", since="6.2.0",
+         summary="Returns the string value of a key after deleting the key.",
+         complexity="O(1)", args=(key(),))
+def getdel(ctx, argv):
+    """GETDEL key"""
+    value = _get_string(ctx.db, argv[1])
+    if value is not None:
+        ctx.db.delete(argv[1])
+    return value
+
+
+@command("getex", -2, "write fast", _ONE_KEY, group="string", since="6.2.0",
+         summary="Returns the string value of a key after setting its expiration time.",
+         complexity="O(1)",
+         args=(key(), oneof("expiration", integer("seconds", token="EX"),
+                            integer("milliseconds", token="PX"),
+                            Arg("unix-time-seconds", "unix-time", token="EXAT"),
+                            Arg("unix-time-milliseconds", "unix-time", token="PXAT"),
+                            token("PERSIST"), optional=True)))
+def getex(ctx, argv):
+    """GETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds |
+  PXAT unix-time-milliseconds | PERSIST]"""
+    flags, expire_flag, expire_arg = _parse_extended(argv, 2, for_set=False)
+    db = ctx.db
+    k = argv[1]
+    value = _get_string(db, k)
+    if value is None:
+        return None  # Redis checks the expiry argument only for an existing key
+    if expire_flag:
+        when = _expire_at(ctx, "getex", expire_flag, expire_arg)
+        if expire_flag in (_EXAT, _PXAT) and when <= ctx.now_ms:
+            db.delete(k)
+        else:
+            db.set_expire(k, when)
+    elif flags & _PERSIST:
+        db.persist(k)
+    return value
+
+
+@command("strlen", 2, "readonly fast", _ONE_KEY, group="string", since="2.2.0",
+         summary="Returns the length of a string value.", complexity="O(1)", args=(key(),))
+def strlen(ctx, argv):
+    """STRLEN key"""
+    value = _get_string(ctx.db, argv[1])
+    return 0 if value is None else len(value)
+
+
+@command("getrange", 4, "readonly", _ONE_KEY, group="string", since="2.4.0",
+         summary="Returns a substring of the string stored at a key.",
+         complexity="O(N) where N is the length of the returned string. The complexity is "
+                    "ultimately determined by the returned length, but because creating a "
+                    "substring from an existing string is very cheap, it can be considered "
+                    "O(1) for small strings.",
+         args=(key(), integer("start"), integer("end")))
+def getrange(ctx, argv):
+    """GETRANGE key start end"""
+    start = parse_int(argv[2])
+    end = parse_int(argv[3])
+    value = _get_string(ctx.db, argv[1])
+    if value is None:
+        return b""
+    n = len(value)
+    if start < 0 and end < 0 and start > end:
+        return b""
+    if start < 0:
+        start += n
+    if end < 0:
+        end += n
+    start = max(start, 0)
+    end = min(max(end, 0), n - 1)
+    if start > end or n == 0:
+        return b""
+    return bytes(value[start:end + 1])
+
+
+# --- writes ------------------------------------------------------------------------------
+
+@command("mset", -3, "write denyoom", (1, -1, 2), group="string", since="1.0.1",
+         summary="Atomically creates or modifies the string values of one or more keys.",
+         complexity="O(N) where N is the number of keys to set.",
+         args=(block("data", key(), string("value"), multiple=True),))
+def mset(ctx, argv):
+    """MSET key value [key value ...]"""
+    if len(argv) % 2 == 0:
+        raise CommandError(E.wrong_arity("mset"))
+    for i in range(1, len(argv), 2):
+        _store(ctx, argv[i], argv[i + 1])
+    return OK
+
+
+@command("msetnx", -3, "write denyoom", (1, -1, 2), group="string", since="1.0.1",
+         summary="Atomically modifies the string values of one or more keys only when all "
+                 "keys don't exist.", complexity="O(N) where N is the number of keys to set.",
+         args=(block("data", key(), string("value"), multiple=True),))
+def msetnx(ctx, argv):
+    """MSETNX key value [key value ...]"""
+    if len(argv) % 2 == 0:
+        raise CommandError(E.wrong_arity("msetnx"))
+    db = ctx.db
+    if any(db.get(argv[i]) is not None for i in range(1, len(argv), 2)):
+        return 0
+    for i in range(1, len(argv), 2):
+        _store(ctx, argv[i], argv[i + 1])
+    return 1
+
+
+def _check_length(ctx, total: int) -> None:
+    if total > ctx.config["proto-max-bulk-len"]:
+        raise CommandError(TOO_BIG)
+
+
+@command("append", 3, "write denyoom fast", _ONE_KEY, group="string", since="2.0.0",
+         summary="Appends a string to the value of a key. Creates the key if it doesn't "
+                 "exist.", complexity="O(1). The amortized time complexity is O(1) assuming "
+                 "the appended value is small and the already present value is of any size, "
+                 "since the dynamic string library used by Redis will double the free space "
+                 "available on every reallocation.",
+         args=(key(), string("value")))
+def append(ctx, argv):
+    """APPEND key value"""
+    db = ctx.db
+    k, extra = argv[1], argv[2]
+    value = _get_string(db, k)
+    if value is None:
+        db.add(k, extra)
+        return len(extra)
+    _check_length(ctx, len(value) + len(extra))
+    db.set(k, K.RawStr(value + extra), keep_ttl=True)
+    return len(value) + len(extra)
+
+
+@command("setrange", 4, "write denyoom", _ONE_KEY, group="string", since="2.2.0",
+         summary="Overwrites a part of a string value with another by an offset. Creates "
+                 "the key if it doesn't exist.",
+         complexity="O(1), not counting the time taken to copy the new string in place. "
+                    "Usually, this string is very small so the amortized complexity is O(1). "
+                    "Otherwise, complexity is O(M) with M being the length of the value "
+                    "argument.",
+         args=(key(), integer("offset"), string("value")))
+def setrange(ctx, argv):
+    """SETRANGE key offset value"""
+    offset = parse_int(argv[2])
+    if offset < 0:
+        raise CommandError("ERR offset is out of range")
+    db = ctx.db
+    k, piece = argv[1], argv[3]
+    value = _get_string(db, k)
+    if not piece:
+        return 0 if value is None else len(value)
+    _check_length(ctx, offset + len(piece))
+    old = value or b""
+    if len(old) < offset:
+        old = old + bytes(offset - len(old))
+    new = K.RawStr(old[:offset] + piece + old[offset + len(piece):])
+    if value is None:
+        db.add(k, new)
+    else:
+        db.set(k, new, keep_ttl=True)
+    return len(new)
+
+
+# --- counters ----------------------------------------------------------------------------
+
+def _incr(ctx, k: bytes, delta: int) -> int:
+    db = ctx.db
+    value = _get_string(db, k)
+    current = 0 if value is None else parse_int(value)
+    result = current + delta
+    if not LLONG_MIN <= result <= LLONG_MAX:
+        raise CommandError(E.OVERFLOW)
+    text = str(result).encode()
+    if value is None:
+        db.add(k, text)
+    else:
+        db.set(k, text, keep_ttl=True)
+    return result
+
+
+@command("incr", 2, "write denyoom fast", _ONE_KEY, group="string", since="1.0.0",
+         summary="Increments the integer value of a key by one. Uses 0 as initial value if "
+                 "the key doesn't exist.", complexity="O(1)", args=(key(),))
+def incr(ctx, argv):
+    """INCR key"""
+    return _incr(ctx, argv[1], 1)
+
+
+@command("decr", 2, "write denyoom fast", _ONE_KEY, group="string", since="1.0.0",
+         summary="Decrements the integer value of a key by one. Uses 0 as initial value if "
+                 "the key doesn't exist.", complexity="O(1)", args=(key(),))
+def decr(ctx, argv):
+    """DECR key"""
+    return _incr(ctx, argv[1], -1)
+
+
+@command("incrby", 3, "write denyoom fast", _ONE_KEY, group="string", since="1.0.0",
+         summary="Increments the integer value of a key by a number. Uses 0 as initial value "
+                 "if the key doesn't exist.", complexity="O(1)",
+         args=(key(), integer("increment")))
+def incrby(ctx, argv):
+    """INCRBY key increment"""
+    return _incr(ctx, argv[1], parse_int(argv[2]))
+
+
+@command("decrby", 3, "write denyoom fast", _ONE_KEY, group="string", since="1.0.0",
+         summary="Decrements a number from the integer value of a key. Uses 0 as initial "
+                 "value if the key doesn't exist.", complexity="O(1)",
+         args=(key(), integer("decrement")))
+def decrby(ctx, argv):
+    """DECRBY key decrement"""
+    delta = parse_int(argv[2])
+    if delta == LLONG_MIN:  # its negation does not fit
+        raise CommandError("ERR decrement would overflow")
+    return _incr(ctx, argv[1], -delta)
+
+
+# --- INCRBYFLOAT: Redis computes in x87 long double --------------------------------------
+#
+# Redis parses with strtold, adds in 80-bit long double (64-bit mantissa) and prints with
+# "%.17Lf" minus trailing zeros. Doing the same in exact rationals reproduces its digits:
+# 0.1 + 0.2 prints 0.3 there, not the 0.30000000000000004 of a double.
+
+_DECIMAL = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_INF = {b"inf", b"+inf", b"-inf", b"infinity", b"+infinity", b"-infinity"}
+_LD_MANT = 64
+_LD_MIN_EXP = -16382 - 63  # exponent of the smallest subnormal
+_LD_MAX = (Fraction(2**64 - 1) * Fraction(2) ** (16383 - 63))
+
+
+class LongDoubleInf(Exception):
+    """An infinite value: strtold accepts it, the counters refuse it."""
+
+
+def _ld_round(x: Fraction) -> Fraction:
+    """Round to the nearest long double (ties to even); raises LongDoubleInf past the range."""
+    if x == 0:
+        return x
+    neg = x < 0
+    a = -x if neg else x
+    e = a.numerator.bit_length() - a.denominator.bit_length() - _LD_MANT
+    scaled = a / Fraction(2) ** e
+    while scaled >= 2**_LD_MANT:
+        e += 1
+        scaled /= 2
+    while scaled < 2**(_LD_MANT - 1):
+        e -= 1
+        scaled *= 2
+    if e < _LD_MIN_EXP:
+        scaled *= Fraction(2) ** (e - _LD_MIN_EXP)
+        e = _LD_MIN_EXP
+    q, r = divmod(scaled.numerator, scaled.denominator)
+    twice = 2 * r
+    if twice > scaled.denominator or (twice == scaled.denominator and q & 1):
+        q += 1
+    result = Fraction(q) * Fraction(2) ** e
+    if result > _LD_MAX:
+        raise LongDoubleInf
+    return -result if neg else result
+
+
+def parse_long_double(arg: bytes, error: str) -> Fraction:
+    """Redis string2ld: the whole argument as a finite long double (strtold syntax)."""
+    if arg.lower() in _INF:
+        raise LongDoubleInf
+    if _DECIMAL.match(arg):
+        try:
+            value = _ld_round(Fraction(arg.decode("ascii")))
+        except LongDoubleInf:
+            raise CommandError(error) from None  # strtold's ERANGE: not a number to Redis
+        if value == 0 and re.search(rb"[1-9]", arg.split(b"e")[0].split(b"E")[0]):
+            raise CommandError(error)  # underflow to zero is ERANGE as well
+        return value
+    elif arg[:3].lower() in (b"0x", b"+0x", b"-0x") or arg[:2].lower() == b"0x":
+        try:
+            return Fraction(float.fromhex(arg.decode("ascii")))
+        except (ValueError, OverflowError):
+            pass
+    raise CommandError(error)
+
+
+def format_long_double(x: Fraction) -> bytes:
+    """printf("%.17Lf") with trailing zeros (and a bare '.') removed."""
+    neg = x < 0
+    scaled = abs(x) * 10**17
+    q, r = divmod(scaled.numerator, scaled.denominator)
+    twice = 2 * r
+    if twice > scaled.denominator or (twice == scaled.denominator and q & 1):
+        q += 1
+    digits = str(q).rjust(18, "0")
+    text = (digits[:-17] + "." + digits[-17:]).rstrip("0").rstrip(".")
+    if neg and text != "0":
+        text = "-" + text
+    return text.encode()
+
+
+def incr_by_float(current: bytes | None, incr: bytes, not_float: str) -> bytes:
+    """The new text of a counter: shared by INCRBYFLOAT and HINCRBYFLOAT."""
+    try:
+        base = Fraction(0) if current is None else parse_long_double(current, not_float)
+    except LongDoubleInf:
+        base = None
+    try:
+        delta = parse_long_double(incr, E.NOT_FLOAT)
+    except LongDoubleInf:
+        delta = None
+    if base is None or delta is None:
+        raise CommandError(E.INCR_FLOAT_NAN)
+    try:
+        total = _ld_round(base + delta)
+    except LongDoubleInf:
+        raise CommandError(E.INCR_FLOAT_NAN) from None
+    return format_long_double(total)
+
+
+@command("incrbyfloat", 3, "write denyoom fast", _ONE_KEY, group="string", since="2.6.0",
+         summary="Increment the floating point value of a key by a number. Uses 0 as initial "
+                 "value if the key doesn't exist.", complexity="O(1)",
+         args=(key(), Arg("increment", "double")))
+def incrbyfloat(ctx, argv):
+    """INCRBYFLOAT key increment"""
+    db = ctx.db
+    k = argv[1]
+    value = _get_string(db, k)
+    text = K.PlainStr(incr_by_float(value, argv[2], E.NOT_FLOAT))
+    if value is None:
+        db.add(k, text)
+    else:
+        db.set(k, text, keep_ttl=True)
+    return bytes(text)
