@@ -1,0 +1,67 @@
+"""Run sizes: ``full`` (default, <= 15 min), ``quick`` (<= 2 min), ``smoke`` (CI, seconds)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    rounds: int               # interleaved rounds for the throughput/latency workloads
+    seconds: float            # target length of one timed run
+    warmup_seconds: float     # calibration / warm-up run per target, discarded
+    rb_min: int               # bounds on redis-benchmark -n
+    rb_max: int
+    xrange_entries: int       # the XRANGE stream (fakeredis gets xrange_entries_slow)
+    xrange_entries_slow: int
+    readgroup_max: int        # entries consumed per XREADGROUP round, at most
+    wakeup_samples: int
+    mem_rounds: int           # memory and seek runs use a fresh server each; loads dominate
+    mem_8: int                # entries for the 8 B memory run (fakeredis: *_slow)
+    mem_512: int
+    mem_8_slow: int
+    mem_512_slow: int
+    seek_sizes: tuple[int, ...]
+    seek_max_slow: int        # largest seek size for fakeredis
+    seek_seconds: float
+    load_budget: float        # seconds allowed for one big load before it is cut short
+
+
+PROFILES = {
+    "full": Profile(
+        name="full", rounds=5, seconds=1.2, warmup_seconds=0.3, rb_min=2_000,
+        rb_max=2_000_000, xrange_entries=100_000, xrange_entries_slow=100_000,
+        readgroup_max=400_000, wakeup_samples=300, mem_rounds=1,
+        mem_8=1_000_000, mem_512=200_000, mem_8_slow=50_000, mem_512_slow=20_000,
+        seek_sizes=(10_000, 1_000_000, 10_000_000), seek_max_slow=100_000,
+        seek_seconds=1.0, load_budget=240.0),
+    "quick": Profile(
+        name="quick", rounds=3, seconds=0.35, warmup_seconds=0.15, rb_min=1_000,
+        rb_max=500_000, xrange_entries=100_000, xrange_entries_slow=10_000,
+        readgroup_max=100_000, wakeup_samples=60, mem_rounds=1,
+        mem_8=100_000, mem_512=20_000, mem_8_slow=10_000, mem_512_slow=4_000,
+        seek_sizes=(10_000, 100_000), seek_max_slow=10_000,
+        seek_seconds=0.3, load_budget=40.0),
+    "smoke": Profile(
+        name="smoke", rounds=1, seconds=0.1, warmup_seconds=0.05, rb_min=800,
+        rb_max=20_000, xrange_entries=2_000, xrange_entries_slow=1_000,
+        readgroup_max=2_000, wakeup_samples=5, mem_rounds=1,
+        mem_8=20_000, mem_512=2_000, mem_8_slow=2_000, mem_512_slow=500,
+        seek_sizes=(1_000, 5_000), seek_max_slow=1_000,
+        seek_seconds=0.1, load_budget=10.0),
+}
+
+
+def get(name: str, rounds: int | None = None) -> Profile:
+    p = PROFILES[name]
+    if rounds is not None:
+        p = replace(p, rounds=max(1, rounds))
+    return p
+
+
+def size_label(n: int) -> str:
+    for div, suffix in ((1_000_000, "M"), (1_000, "k")):
+        if n >= div and n % div == 0:
+            return f"{n // div}{suffix}"
+    return str(n)
