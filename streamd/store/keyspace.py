@@ -182,10 +182,16 @@ class Keyspace:
 
     def swap(self, a: int, b: int) -> None:
         da, db_ = self.dbs[a], self.dbs[b]
+        before_a, before_b = da.data, db_.data
         da.data, db_.data = db_.data, da.data
         da.expires, db_.expires = db_.expires, da.expires
         for d in (da, db_):
-            for k in d.data:
-                d._touch_watchers(k)
+            # A watched key changed if it existed on either side: it got another value or
+            # vanished (watchers hang off the db a client watched in, not off the data).
+            for k in list(d.watched):
+                if k in before_a or k in before_b:
+                    d._touch_watchers(k)
+            # Waiters re-run when their key now holds data; a vanished key only wakes the
+            # ones that care about deletion.
             for k in list(d.blocking):
-                self.ready.append((d, k, True))
+                self.ready.append((d, k, k not in d.data))

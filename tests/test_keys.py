@@ -1,0 +1,468 @@
+"""Generic key commands, checked against Redis's replies and error texts."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+
+RE = redis.ResponseError
+
+
+@pytest.fixture
+def streams(r):
+    """Skips until the stream commands are registered (they land separately)."""
+    try:
+        r.execute_command("XLEN", "__probe__")
+    except redis.ResponseError as exc:
+        if "unknown command" in str(exc):
+            pytest.skip("stream commands not available on this target")
+    return r
+
+
+def err(fn, *args):
+    with pytest.raises(RE) as info:
+        fn(*args)
+    return str(info.value)
+
+
+# --- existence and deletion --------------------------------------------------------------
+
+def test_del_unlink_count_only_existing_keys(r):
+    r.mset({"a": 1, "b": 2, "c": 3})
+    r.hset("h", "f", "v")
+    assert r.delete("a", "a", "nokey", "h") == 2
+    assert r.unlink("b", "c", "nokey") == 2
+    assert r.dbsize() == 0
+
+
+def test_exists_counts_repeats_and_touch_counts_existing(r):
+    r.set("a", 1)
+    assert r.exists("a", "a", "nokey") == 2
+    assert r.touch("a", "a", "nokey") == 2
+    assert r.exists("nokey") == 0
+
+
+def test_type_names_are_status_replies(r, call):
+    r.set("s", "x")
+    r.hset("h", "f", "v")
+    assert call("TYPE", "s") == b"string"
+    assert call("TYPE", "h") == b"hash"
+    assert call("TYPE", "nokey") == b"none"
+    assert call.resp3("TYPE", "h") == b"hash"
+
+
+def test_type_of_stream(streams, r, call):
+    r.xadd("st", {"f": "v"})
+    assert call("TYPE", "st") == b"stream"
+
+
+def test_arity_errors(r):
+    assert err(r.execute_command, "DEL") == "wrong number of arguments for 'del' command"
+    assert err(r.execute_command, "RENAME", "a") == \
+        "wrong number of arguments for 'rename' command"
+    assert err(r.execute_command, "EXPIRE", "a") == \
+        "wrong number of arguments for 'expire' command"
+
+
+# --- KEYS / SCAN / RANDOMKEY -------------------------------------------------------------
+
+def test_keys_glob_patterns(r):
+    r.mset({"hello": 1, "hallo": 1, "hxllo": 1, "hllo": 1, "heeeello": 1, "a*b": 1})
+    assert sorted(r.keys("*")) == sorted([b"hello", b"hallo", b"hxllo", b"hllo",
+                                          b"heeeello", b"a*b"])
+    assert sorted(r.keys("h?llo")) == [b"hallo", b"hello", b"hxllo"]
+    assert sorted(r.keys("h*llo")) == [b"hallo", b"heeeello", b"hello", b"hllo", b"hxllo"]
+    assert sorted(r.keys("h[ae]llo")) == [b"hallo", b"hello"]
+    assert sorted(r.keys("h[^e]llo")) == [b"hallo", b"hxllo"]
+    assert sorted(r.keys("h[a-b]llo")) == [b"hallo"]
+    assert r.keys("a\\*b") == [b"a*b"]
+    assert r.keys("nomatch*") == []
+
+
+def test_scan_full_iteration_returns_every_key_once(r):
+    names = {f"key:{i}".encode() for i in range(500)}
+    r.mset({n: 1 for n in names})
+    seen = []
+    cursor = 0
+    while True:
+        cursor, batch = r.scan(cursor, count=37)
+        seen.extend(batch)
+        if cursor == 0:
+            break
+    assert sorted(seen) == sorted(names)
+
+
+def test_scan_keeps_keys_present_throughout_despite_churn(r):
+    stable = {f"stable:{i}".encode() for i in range(300)}
+    r.mset({n: 1 for n in stable})
+    r.mset({f"gone:{i}": 1 for i in range(300)})
+    seen = set()
+    cursor, step = 0, 0
+    while True:
+        cursor, batch = r.scan(cursor, count=20)
+        seen.update(batch)
+        # Writes during the scan: deletions and insertions must not hide stable keys.
+        r.delete(*[f"gone:{i}" for i in range(step * 10, step * 10 + 10)])
+        r.mset({f"new:{step}:{i}": 1 for i in range(10)})
+        step += 1
+        if cursor == 0:
+            break
+    assert stable <= seen
+
+
+def test_scan_match_count_type(streams, r):
+    r.mset({"s1": 1, "s2": 2, "other": 3})
+    r.hset("h1", "f", "v")
+    r.xadd("x1", {"f": "v"})
+
+    def full(**kw):
+        out, cursor = [], 0
+        while True:
+            cursor, batch = r.scan(cursor, **kw)
+            out.extend(batch)
+            if cursor == 0:
+                return sorted(out)
+
+    assert full(match="s*") == [b"s1", b"s2"]
+    assert full(_type="hash") == [b"h1"]
+    assert full(_type="STRING") == [b"other", b"s1", b"s2"]
+    assert full(_type="stream") == [b"x1"]
+    assert full(match="h*", _type="string") == []
+
+
+def test_scan_errors(r):
+    assert err(r.execute_command, "SCAN", "abc") == "invalid cursor"
+    assert err(r.execute_command, "SCAN", "0", "COUNT", "0") == "syntax error"
+    assert err(r.execute_command, "SCAN", "0", "COUNT", "x") == \
+        "value is not an integer or out of range"
+    assert err(r.execute_command, "SCAN", "0", "MATCH") == "syntax error"
+    assert err(r.execute_command, "SCAN", "0", "FOO", "bar") == "syntax error"
+
+
+def test_scan_reply_shape(r, call):
+    r.set("a", 1)
+    assert call("SCAN", "0", "COUNT", "100") == [b"0", [b"a"]]
+    assert call.resp3("SCAN", "0", "COUNT", "100") == [b"0", [b"a"]]
+
+
+def test_randomkey(r):
+    assert r.randomkey() is None
+    r.mset({"a": 1, "b": 2})
+    for _ in range(10):
+        assert r.randomkey() in (b"a", b"b")
+
+
+def test_randomkey_skips_expired_keys(r):
+    r.set("dead", 1, px=1)
+    r.set("live", 1)
+    time.sleep(0.02)
+    for _ in range(10):
+        assert r.randomkey() == b"live"
+
+
+# --- RENAME / RENAMENX / MOVE / COPY / SWAPDB ----------------------------------------------
+
+def test_rename_moves_value_and_ttl(r):
+    r.set("a", "v", ex=100)
+    r.set("b", "old")
+    assert r.rename("a", "b") is True
+    assert r.get("b") == b"v"
+    assert r.exists("a") == 0
+    assert 95 <= r.ttl("b") <= 100
+    # The destination's own TTL goes with its old value.
+    r.set("c", "x", ex=100)
+    r.set("d", "y")
+    r.rename("d", "c")
+    assert r.ttl("c") == -1
+
+
+def test_rename_errors_and_same_key(r):
+    assert err(r.rename, "nokey", "x") == "no such key"
+    assert err(r.renamenx, "nokey", "x") == "no such key"
+    r.set("a", 1)
+    assert r.rename("a", "a") is True
+    assert r.renamenx("a", "a") is False
+    assert r.get("a") == b"1"
+
+
+def test_renamenx(r):
+    r.set("a", 1)
+    r.set("b", 2)
+    assert r.renamenx("a", "b") is False
+    assert r.renamenx("a", "c") is True
+    assert r.mget("a", "b", "c") == [None, b"2", b"1"]
+
+
+def test_rename_hash_keeps_type_and_fields(r):
+    r.hset("h", mapping={"f1": "v1", "f2": "v2"})
+    r.rename("h", "h2")
+    assert r.hgetall("h2") == {b"f1": b"v1", b"f2": b"v2"}
+
+
+def test_rename_stream_keeps_groups(streams, r):
+    r.xadd("s", {"f": "v"}, id="1-1")
+    r.xgroup_create("s", "g", id="0")
+    r.rename("s", "s2")
+    groups = r.xinfo_groups("s2")
+    assert [g["name"] for g in groups] == [b"g"]
+    assert r.xlen("s2") == 1
+
+
+def test_rename_onto_key_with_blocked_reader_wakes_it(streams, r, make_client):
+    import threading
+
+    r.xadd("src", {"f": "v"}, id="5-1")
+    reader = make_client()
+    out = {}
+
+    def block():
+        out["reply"] = reader.xread({"dst": "0-0"}, block=5000)
+
+    t = threading.Thread(target=block)
+    t.start()
+    deadline = time.time() + 3
+    while time.time() < deadline and r.info("clients")["blocked_clients"] == 0:
+        time.sleep(0.01)
+    r.rename("src", "dst")
+    t.join(5)
+    assert out["reply"] == [[b"dst", [(b"5-1", {b"f": b"v"})]]]
+
+
+def test_move(r, make_client):
+    r.set("a", "v", ex=100)
+    assert r.move("a", 1) is True
+    assert r.exists("a") == 0
+    r.execute_command("SELECT", 1)
+    try:
+        assert r.get("a") == b"v"
+        assert 95 <= r.ttl("a") <= 100
+        r.set("b", "in1")
+    finally:
+        r.execute_command("SELECT", 0)
+    r.set("b", "in0")
+    assert r.move("b", 1) is False  # destination holds the key
+    assert r.move("nokey", 1) is False
+    assert r.get("b") == b"in0"
+
+
+def test_move_errors(r):
+    r.set("a", 1)
+    assert err(r.move, "a", 0) == "source and destination objects are the same"
+    assert err(r.execute_command, "MOVE", "a", "x") == "value is not an integer or out of range"
+    assert err(r.execute_command, "MOVE", "a", "99") == "DB index is out of range"
+    assert err(r.execute_command, "MOVE", "a", "3000000000") == \
+        "value is out of range, value must between -2147483648 and 2147483647"
+
+
+def test_copy(r):
+    r.set("a", "v", ex=100)
+    assert r.copy("a", "b") is True
+    assert r.get("b") == b"v"
+    assert 95 <= r.ttl("b") <= 100
+    r.set("c", "other")
+    assert r.copy("a", "c") is False
+    assert r.copy("a", "c", replace=True) is True
+    assert r.get("c") == b"v"
+    assert r.copy("nokey", "d") is False
+    assert r.copy("a", "a", destination_db=1) is True
+    r.execute_command("SELECT", 1)
+    try:
+        assert r.get("a") == b"v"
+    finally:
+        r.execute_command("SELECT", 0)
+
+
+def test_copy_is_deep_for_hashes(r):
+    r.hset("h", "f", "1")
+    r.copy("h", "h2")
+    r.hset("h2", "f", "2")
+    r.hset("h2", "g", "3")
+    assert r.hgetall("h") == {b"f": b"1"}
+    assert r.hgetall("h2") == {b"f": b"2", b"g": b"3"}
+
+
+def test_copy_is_deep_for_streams(streams, r):
+    r.xadd("s", {"f": "v"}, id="1-1")
+    r.xgroup_create("s", "g", id="0")
+    assert r.copy("s", "s2") is True
+    r.xadd("s2", {"f": "w"}, id="2-1")
+    r.xgroup_create("s2", "g2", id="0")
+    assert r.xlen("s") == 1
+    assert [g["name"] for g in r.xinfo_groups("s")] == [b"g"]
+    assert sorted(g["name"] for g in r.xinfo_groups("s2")) == [b"g", b"g2"]
+
+
+def test_copy_errors(r):
+    r.set("a", 1)
+    assert err(r.execute_command, "COPY", "a", "a") == \
+        "source and destination objects are the same"
+    assert err(r.execute_command, "COPY", "a", "b", "DB", "x") == \
+        "value is not an integer or out of range"
+    assert err(r.execute_command, "COPY", "a", "b", "DB", "99") == "DB index is out of range"
+    assert err(r.execute_command, "COPY", "a", "b", "FOO") == "syntax error"
+    assert err(r.execute_command, "COPY", "a", "b", "DB") == "syntax error"
+
+
+def test_swapdb(r):
+    r.set("a", "zero")
+    r.execute_command("SELECT", 1)
+    try:
+        r.set("a", "one")
+        r.set("only1", "x", ex=100)
+        assert r.swapdb(0, 1) is True
+        assert r.get("a") == b"zero"
+        assert r.exists("only1") == 0
+    finally:
+        r.execute_command("SELECT", 0)
+    assert r.get("a") == b"one"
+    assert 95 <= r.ttl("only1") <= 100
+    assert r.swapdb(0, 0) is True
+
+
+def test_swapdb_errors(r):
+    assert err(r.execute_command, "SWAPDB", "a", "1") == "invalid first DB index"
+    assert err(r.execute_command, "SWAPDB", "0", "b") == "invalid second DB index"
+    assert err(r.execute_command, "SWAPDB", "3000000000", "1") == "invalid first DB index"
+    assert err(r.execute_command, "SWAPDB", "0", "99") == "DB index is out of range"
+
+
+def test_swapdb_invalidates_watch_on_either_side(r, make_client):
+    r.set("k", "v")  # exists only in db 0; after the swap it is gone from db 0
+    c = make_client()
+    c.execute_command("WATCH", "k")
+    r.swapdb(0, 1)
+    c.execute_command("MULTI")
+    c.execute_command("SET", "x", "1")
+    assert c.execute_command("EXEC") is None
+    r.swapdb(0, 1)
+    # Watched key absent from both databases: the swap changes nothing for it.
+    c.execute_command("WATCH", "absent")
+    r.swapdb(0, 1)
+    c.execute_command("MULTI")
+    c.execute_command("SET", "x", "1")
+    assert c.execute_command("EXEC") == [b"OK"]
+    r.swapdb(0, 1)
+
+
+def test_swapdb_wakes_reader_blocked_on_a_key_that_arrives(streams, r, make_client):
+    import threading
+
+    r.execute_command("SELECT", 1)
+    try:
+        r.xadd("s", {"f": "v"}, id="3-1")
+    finally:
+        r.execute_command("SELECT", 0)
+    reader = make_client()
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault(
+        "reply", reader.xread({"s": "0-0"}, block=5000)))
+    t.start()
+    deadline = time.time() + 3
+    while time.time() < deadline and r.info("clients")["blocked_clients"] == 0:
+        time.sleep(0.01)
+    r.swapdb(0, 1)
+    t.join(5)
+    assert out["reply"] == [[b"s", [(b"3-1", {b"f": b"v"})]]]
+    r.swapdb(0, 1)
+
+
+# --- OBJECT ------------------------------------------------------------------------------
+
+def test_object_encoding_of_strings(r):
+    r.set("i", "12345")
+    r.set("neg", "-5")
+    r.set("lead0", "012")
+    r.set("e", "x" * 44)
+    r.set("raw", "x" * 45)
+    assert r.object("encoding", "i") == b"int"
+    assert r.object("encoding", "neg") == b"int"
+    assert r.object("encoding", "lead0") == b"embstr"
+    assert r.object("encoding", "e") == b"embstr"
+    assert r.object("encoding", "raw") == b"raw"
+    r.append("i", "6")  # an appended string is always raw
+    assert r.object("encoding", "i") == b"raw"
+    r.incr("n")
+    assert r.object("encoding", "n") == b"int"
+    r.incrbyfloat("n", 1)  # float results are never int-encoded
+    assert r.object("encoding", "n") == b"embstr"
+    r.setrange("sr", 0, "12")
+    assert r.object("encoding", "sr") == b"raw"
+    r.append("ap", "5")  # APPEND creating the key encodes like SET
+    assert r.object("encoding", "ap") == b"int"
+    r.copy("n", "n2")
+    assert r.object("encoding", "n2") == b"embstr"
+    assert r.object("encoding", "nokey") is None
+
+
+def test_object_encoding_of_hashes(r):
+    r.config_set("hash-max-listpack-entries", 2)
+    try:
+        r.hset("h", mapping={"a": 1, "b": 2})
+        assert r.object("encoding", "h") == b"listpack"
+        r.hset("h", "c", 3)
+        assert r.object("encoding", "h") == b"hashtable"
+        r.hdel("h", "c")  # no way back
+        assert r.object("encoding", "h") == b"hashtable"
+    finally:
+        r.config_set("hash-max-listpack-entries", 128)
+    r.hset("long", "f", "x" * 65)
+    assert r.object("encoding", "long") == b"hashtable"
+    r.hset("short", "f", "x" * 64)
+    assert r.object("encoding", "short") == b"listpack"
+    r.copy("long", "long2")
+    assert r.object("encoding", "long2") == b"hashtable"
+
+
+def test_object_encoding_of_stream(streams, r):
+    r.xadd("s", {"f": "v"})
+    assert r.object("encoding", "s") == b"stream"
+
+
+def test_object_refcount_freq_idletime_help(r, call):
+    r.set("shared", "100")
+    r.set("big", "100000")
+    r.set("text", "abc")
+    assert r.object("refcount", "shared") == 2147483647
+    assert r.object("refcount", "big") == 1
+    assert r.object("refcount", "text") == 1
+    assert r.object("idletime", "text") >= 0
+    assert err(r.object, "freq", "text").startswith(
+        "An LFU maxmemory policy is not selected, access frequency not tracked.")
+    help_lines = call("OBJECT", "HELP")
+    assert help_lines[0] == b"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+    assert b"ENCODING <key>" in help_lines
+    assert r.object("refcount", "nokey") is None
+    assert r.object("idletime", "nokey") is None
+
+
+def test_object_errors(r):
+    assert err(r.execute_command, "OBJECT", "FOO", "k") == \
+        "unknown subcommand 'FOO'. Try OBJECT HELP."
+    assert err(r.execute_command, "OBJECT", "ENCODING") == \
+        "wrong number of arguments for 'object|encoding' command"
+
+
+def test_object_idletime_under_lfu_policy(r):
+    r.set("k", "v")
+    saved = r.config_get("maxmemory-policy")["maxmemory-policy"]
+    r.config_set("maxmemory-policy", "allkeys-lfu")
+    try:
+        assert err(r.object, "idletime", "k").startswith(
+            "An LFU maxmemory policy is selected, idle time not tracked.")
+        assert isinstance(r.object("freq", "k"), int)
+    finally:
+        r.config_set("maxmemory-policy", saved)
+
+
+# --- WRONGTYPE is not raised by generic commands ------------------------------------------
+
+def test_generic_commands_accept_any_type(streams, r):
+    r.hset("h", "f", "v")
+    r.xadd("s", {"f": "v"})
+    assert r.expire("h", 100) is True
+    assert r.expire("s", 100) is True
+    assert r.persist("s") is True
+    assert r.rename("h", "h2") is True
+    assert r.delete("h2", "s") == 2
