@@ -1,0 +1,294 @@
+"""Writers: batch (``df.write``) and streaming (``df.writeStream``) XADD sinks.
+
+Exactly-once comes from IDMP, not from a transaction: every row is sent as
+``XADD stream IDMP <pid> <iid> * field value ...`` where
+
+- ``pid`` names the task slot: ``spark:<queryId>:<partitionId>`` for a streaming query (the
+  query ID survives restarts from a checkpoint) or ``spark:<jobId>:<partitionId>`` for a
+  batch write;
+- ``iid`` names the row: ``<stream>:<id>`` from the source columns, or the ``idColumn``.
+
+A retried task, or a micro-batch replayed after a crash, re-sends the same (pid, iid) pairs;
+the server answers duplicates with the original entry ID and adds nothing. This relies on
+the replay putting each row in the same partition, which holds for the streamd reader
+(deterministic partitions) and any deterministic pipeline without a repartition by random
+keys.
+
+A producer's window holds its last ``IDMP-MAXSIZE`` IIDs. One task must therefore never
+write more rows than that, or its first rows could be evicted before a retry checks them;
+a task that would do so fails with :class:`StreamdSparkError` instead of silently losing
+dedup. Windows also expire after ``IDMP-DURATION`` seconds, which bounds how long after a
+crash a restart still deduplicates (a day with the defaults this sink sets).
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Iterator, Mapping
+
+from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
+from pyspark.sql.types import MapType, StructType
+
+from ._conn import (
+    DEFAULT_IDMP_DURATION,
+    DEFAULT_IDMP_MAXSIZE,
+    StreamdSparkError,
+    bool_opt,
+    connect,
+    ensure_target,
+    int_opt,
+    opt,
+    required,
+    stream_info,
+)
+from ._ids import parse_id
+
+log = logging.getLogger("streamd.spark")
+
+DEFAULT_WRITE_BATCH = 500
+
+# Local properties Spark sets on every task of a micro-batch.
+QUERY_ID_PROPERTY = "sql.streaming.queryId"
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+
+# Source columns that identify a row and are not copied into the entry's fields.
+SOURCE_COLUMNS = ("stream", "id")
+
+
+@dataclass
+class StreamdCommitMessage(WriterCommitMessage):
+    """What one write task did: rows sent, how many of them the server reported as
+    duplicates (already written by an earlier attempt), and the producer ID used."""
+
+    partition_id: int
+    attempt: int
+    rows: int
+    duplicates: int
+    pid: str | None
+
+
+def _field_value(value) -> str | bytes:
+    """Render a column value as a stream field value."""
+    if isinstance(value, (str, bytes)):
+        return value
+    if isinstance(value, bytearray):
+        return bytes(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return str(value)
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if hasattr(value, "asDict"):
+        value = value.asDict(recursive=True)
+    return json.dumps(value, default=str, sort_keys=True)
+
+
+class _SinkBase:
+    """Option parsing and the row loop shared by the batch and streaming writers.
+
+    Instances are pickled to executors, so they hold only plain values (no client).
+    """
+
+    def __init__(self, options: Mapping[str, str], schema: StructType, streaming: bool):
+        self.url = required(options, "url")
+        self.stream = required(options, "stream")
+        self.id_column = opt(options, "idColumn")
+        self.idempotent = bool_opt(options, "idempotent", True)
+        self.chunk = int_opt(options, "writeBatchSize", DEFAULT_WRITE_BATCH)
+        self.duration = int_opt(options, "idmpDuration", DEFAULT_IDMP_DURATION)
+        self.maxsize = int_opt(options, "idmpMaxSize", DEFAULT_IDMP_MAXSIZE)
+        self.streaming = streaming
+        # A batch write needs a producer name shared by all attempts of its tasks: the
+        # jobId option (stable across re-submissions, so a re-run job deduplicates too), or
+        # a fresh UUID made here on the driver and shipped to every task with the writer.
+        self.job_id = opt(options, "jobId") or (None if streaming else uuid.uuid4().hex)
+        names = schema.fieldNames()
+        lower = {n.lower(): n for n in names}
+        fields_col = lower.get("fields")
+        if fields_col is not None and isinstance(schema[fields_col].dataType, MapType):
+            self.fields_col: str | None = fields_col
+            self.value_cols: list[str] = []
+        else:
+            self.fields_col = None
+            self.value_cols = [n for n in names if n.lower() not in SOURCE_COLUMNS]
+            if not self.value_cols:
+                raise StreamdSparkError(
+                    "nothing to write: give a 'fields' map<string,string> column or at least "
+                    "one column besides 'stream' and 'id'")
+        if self.id_column is not None:
+            if self.id_column.lower() not in lower:
+                raise StreamdSparkError(
+                    f"idColumn '{self.id_column}' is not a column of {names}")
+            self.id_column = lower[self.id_column.lower()]
+            self.iid_cols: list[str] = [self.id_column]
+        elif self.idempotent:
+            if "stream" not in lower or "id" not in lower:
+                raise StreamdSparkError(
+                    "the idempotent streamd sink needs a row identity: keep the source "
+                    "'stream' and 'id' columns, or name a unique column with option idColumn "
+                    "(or set idempotent=false for an at-least-once sink)")
+            self.iid_cols = [lower["stream"], lower["id"]]
+        else:
+            self.iid_cols = []
+        if self.idempotent:
+            # Create the target once from the driver, so the configuration is in place
+            # before any task runs (tasks repeat the cheap check in case it was deleted).
+            client = connect(self.url)
+            try:
+                ensure_target(client, self.stream, self.duration, self.maxsize)
+            finally:
+                client.close()
+
+    def _iid(self, row) -> str:
+        if self.id_column is not None:
+            value = row[self.id_column]
+            if value is None:
+                raise StreamdSparkError(f"idColumn '{self.id_column}' is null in row {row}")
+            return str(value)
+        stream, eid = row[self.iid_cols[0]], row[self.iid_cols[1]]
+        if stream is None or eid is None:
+            raise StreamdSparkError(f"'stream' or 'id' is null in row {row}")
+        # An entry ID never contains ':', so the last ':' splits this unambiguously.
+        return f"{stream}:{eid}"
+
+    def _fields(self, row) -> list:
+        flat: list = []
+        if self.fields_col is not None:
+            for key, value in (row[self.fields_col] or {}).items():
+                if value is not None:
+                    flat += (key, _field_value(value))
+        else:
+            for name in self.value_cols:
+                value = row[name]
+                if value is not None:
+                    flat += (name, _field_value(value))
+        if not flat:
+            raise StreamdSparkError(f"row has no non-null field to write: {row}")
+        return flat
+
+    def _producer(self, ctx) -> str:
+        if self.streaming:
+            query = ctx.getLocalProperty(QUERY_ID_PROPERTY) if ctx else None
+            if not query:
+                raise StreamdSparkError("streaming write without the sql.streaming.queryId "
+                                        "task property; cannot name the IDMP producer")
+            return f"spark:{query}:{ctx.partitionId()}"
+        return f"spark:{self.job_id}:{ctx.partitionId() if ctx else 0}"
+
+    def _write_rows(self, rows: Iterator) -> StreamdCommitMessage:
+        """Send ``rows`` with pipelined XADDs, ``writeBatchSize`` per round trip."""
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        part = ctx.partitionId() if ctx else 0
+        attempt = ctx.attemptNumber() if ctx else 0
+        batch_id = ctx.getLocalProperty(BATCH_ID_PROPERTY) if (ctx and self.streaming) else None
+        pid = self._producer(ctx) if self.idempotent else None
+        client = connect(self.url)
+        sent = dups = 0
+        try:
+            limit = None
+            baseline = (0, 0)
+            if self.idempotent:
+                ensure_target(client, self.stream, self.duration, self.maxsize)
+                info = stream_info(client, self.stream)
+                limit = int(info["idmp-maxsize"]) if info.get("idmp-maxsize") else None
+                if limit is None:
+                    raise StreamdSparkError(
+                        f"stream '{self.stream}' reports no idmp-maxsize in XINFO STREAM: the "
+                        "server lacks IDMP (needs streamd or Redis >= 8.6); use "
+                        "idempotent=false for an at-least-once sink")
+                # Every ID the server hands back that is not newer than this was there
+                # before the task started, i.e. the reply to a duplicate.
+                baseline = parse_id(info.get("last-generated-id") or b"0-0")
+            pipe = client.pipeline(transaction=False)
+            pending = 0
+
+            def flush() -> int:
+                replies = pipe.execute()
+                return sum(1 for r in replies if parse_id(r) <= baseline)
+
+            for row in rows:
+                if limit is not None and sent >= limit:
+                    raise StreamdSparkError(
+                        f"write task for partition {part}"
+                        + (f" of micro-batch {batch_id}" if batch_id is not None else "")
+                        + f" has more than {limit} rows, the IDMP-MAXSIZE of stream "
+                        f"'{self.stream}': beyond that its oldest dedup records would be "
+                        "evicted and a retry could duplicate them. Use more partitions "
+                        "(e.g. numPartitions on the streamd reader, or repartition), a "
+                        "smaller maxEntriesPerTrigger, or a larger IDMP-MAXSIZE")
+                if self.idempotent:
+                    pipe.execute_command("XADD", self.stream, "IDMP", pid, self._iid(row), "*",
+                                         *self._fields(row))
+                else:
+                    pipe.execute_command("XADD", self.stream, "*", *self._fields(row))
+                sent += 1
+                pending += 1
+                if pending >= self.chunk:
+                    dups += flush()
+                    pending = 0
+            if pending:
+                dups += flush()
+        finally:
+            client.close()
+        if not self.idempotent:
+            dups = 0
+        return StreamdCommitMessage(part, attempt, sent, dups, pid)
+
+    def _summary(self, messages, what: str) -> None:
+        done = [m for m in messages if isinstance(m, StreamdCommitMessage)]
+        log.info("streamd sink %s on %s: %d rows sent by %d tasks, %d duplicates dropped",
+                 what, self.stream, sum(m.rows for m in done), len(done),
+                 sum(m.duplicates for m in done))
+
+
+class StreamdBatchWriter(_SinkBase, DataSourceWriter):
+    """``df.write.format("streamd")``: appends every row to ``stream``.
+
+    Options: url, stream, idColumn, jobId (producer name; pass a stable one to make a
+    re-submitted job deduplicate against its earlier run), idempotent, writeBatchSize,
+    idmpDuration/idmpMaxSize (used only when the sink creates the stream).
+    """
+
+    def __init__(self, options: Mapping[str, str], schema: StructType):
+        super().__init__(options, schema, streaming=False)
+
+    def write(self, iterator: Iterator) -> StreamdCommitMessage:
+        """Write one partition (runs on an executor)."""
+        return self._write_rows(iterator)
+
+    def commit(self, messages) -> None:
+        """Entries are already visible once written; only log a summary."""
+        self._summary(messages, "batch write committed")
+
+    def abort(self, messages) -> None:
+        """Entries written before the failure stay; re-running the job with the same
+        ``jobId`` completes it without duplicates."""
+        self._summary(messages, "batch write aborted")
+
+
+class StreamdStreamWriter(_SinkBase, DataSourceStreamWriter):
+    """``df.writeStream.format("streamd")``: exactly-once XADD sink (see module doc)."""
+
+    def __init__(self, options: Mapping[str, str], schema: StructType):
+        super().__init__(options, schema, streaming=True)
+
+    def write(self, iterator: Iterator) -> StreamdCommitMessage:
+        """Write one partition of a micro-batch (runs on an executor)."""
+        return self._write_rows(iterator)
+
+    def commit(self, messages, batchId: int) -> None:
+        """Runs on the driver in a fresh writer; the data is already in place, so this only
+        logs what the batch did (duplicates > 0 means a retry or replay was absorbed)."""
+        self._summary(messages, f"micro-batch {batchId} committed")
+
+    def abort(self, messages, batchId: int) -> None:
+        """Nothing to undo: a replay of the batch re-sends the same (pid, iid) pairs."""
+        self._summary(messages, f"micro-batch {batchId} aborted")

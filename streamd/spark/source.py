@@ -1,0 +1,331 @@
+"""Readers: batch (``spark.read``) and micro-batch streaming (``spark.readStream``).
+
+Rows are ``(stream, id, fields)``. Work is split into :class:`StreamRange` partitions, each
+an inclusive ID range of one stream read with paged ``XRANGE``. Planning is a pure function
+of the range ends (see :func:`streamd.spark._ids.split_range`), so a replayed micro-batch
+gets the same partitions -- and hence the sink the same producer IDs -- as the first run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Iterator, Mapping
+
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+
+from ._conn import StreamdSparkError, bool_opt, connect, int_opt, opt, required, stream_list
+from ._ids import MAX_SEQ, StreamID, fmt_id, parse_id, split_range
+
+log = logging.getLogger("streamd.spark")
+
+ZERO: StreamID = (0, 0)
+
+# How many entries one XRANGE call fetches while reading a partition.
+DEFAULT_READ_BATCH = 1000
+# Partitions per stream and per (micro-)batch.
+DEFAULT_PARTITIONS = 4
+# With the ``group`` option, commit() counts the entries after the committed ID (to set the
+# group's entries-read so XINFO GROUPS shows an exact lag) only up to this many.
+LAG_SCAN_LIMIT = 10000
+
+
+class StreamRange(InputPartition):
+    """One task's work: entries of ``stream`` with ``lo <= id <= hi`` (``ms-seq`` strings)."""
+
+    def __init__(self, stream: str, lo: str, hi: str):
+        super().__init__((stream, lo, hi))
+        self.stream, self.lo, self.hi = stream, lo, hi
+
+    def __repr__(self) -> str:
+        return f"StreamRange({self.stream!r}, {self.lo}, {self.hi})"
+
+
+def _text(value: bytes | str) -> str:
+    """Decode a reply to str; invalid UTF-8 becomes U+FFFD (Spark strings must be UTF-8)."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def _field_map(fields) -> dict[str, str]:
+    """Entry fields as a str dict (redis-py parses XRANGE into dicts; raw replies are flat)."""
+    if isinstance(fields, dict):
+        return {_text(k): _text(v) for k, v in fields.items()}
+    it = iter(fields or ())
+    return {_text(k): _text(v) for k, v in zip(it, it)}
+
+
+def read_range(url: str, part: StreamRange, batch: int) -> Iterator[tuple]:
+    """Yield ``(stream, id, fields)`` for every entry in ``part`` with paged XRANGE."""
+    client = connect(url)
+    try:
+        cursor = part.lo
+        while True:
+            entries = client.execute_command("XRANGE", part.stream, cursor, part.hi,
+                                             "COUNT", batch)
+            for eid, fields in entries:
+                yield (part.stream, _text(eid), _field_map(fields))
+            if len(entries) < batch:
+                return
+            cursor = "(" + _text(entries[-1][0])
+    finally:
+        client.close()
+
+
+def _first_in(client, stream: str, lo: str, hi: str) -> StreamID | None:
+    """ID of the first entry with lo <= id <= hi (XRANGE syntax), or None."""
+    got = client.execute_command("XRANGE", stream, lo, hi, "COUNT", 1)
+    return parse_id(got[0][0]) if got else None
+
+
+def _last_in(client, stream: str, hi: str = "+", lo: str = "-") -> StreamID | None:
+    """ID of the last entry with lo <= id <= hi (XRANGE syntax), or None."""
+    got = client.execute_command("XREVRANGE", stream, hi, lo, "COUNT", 1)
+    return parse_id(got[0][0]) if got else None
+
+
+def plan_ranges(stream: str, first: StreamID, last: StreamID, parts: int) -> list[StreamRange]:
+    """Partitions for the inclusive range [first, last] of one stream (pure function)."""
+    return [StreamRange(stream, fmt_id(lo), fmt_id(hi))
+            for lo, hi in split_range(first, last, parts)]
+
+
+class StreamdBatchReader(DataSourceReader):
+    """Batch read of ``streams`` between the ``start`` and ``end`` options (inclusive).
+
+    ``start``/``end`` take XRANGE syntax (``-``, ``+``, ``ms`` or ``ms-seq``). partitions()
+    resolves them to the first and last entry present at planning time and cuts that range
+    into ``numPartitions`` slices per stream.
+    """
+
+    def __init__(self, options: Mapping[str, str]):
+        self.url = required(options, "url")
+        self.streams = stream_list(options)
+        self.start = opt(options, "start", "-") or "-"
+        self.end = opt(options, "end", "+") or "+"
+        self.parts = int_opt(options, "numPartitions", DEFAULT_PARTITIONS)
+        self.batch = int_opt(options, "readBatchSize", DEFAULT_READ_BATCH)
+
+    def partitions(self) -> list[StreamRange]:
+        """Deterministic ID-range partitions for every stream (none for empty ranges)."""
+        client = connect(self.url)
+        try:
+            out: list[StreamRange] = []
+            for stream in self.streams:
+                first = _first_in(client, stream, self.start, self.end)
+                if first is None:
+                    continue
+                last = _last_in(client, stream, self.end, self.start)
+                out.extend(plan_ranges(stream, first, last, self.parts))
+            # Spark needs at least one partition; an empty range reads nothing.
+            return out or [StreamRange(self.streams[0], "1-0", "0-0")]
+        finally:
+            client.close()
+
+    def read(self, partition: StreamRange) -> Iterator[tuple]:
+        """Rows of one partition (runs on an executor; opens its own connection)."""
+        if parse_id(partition.hi, default_seq=MAX_SEQ) < parse_id(partition.lo):
+            return iter(())
+        return read_range(self.url, partition, self.batch)
+
+
+def _offset_json(streams: list[str], ids: Mapping[str, StreamID]) -> dict:
+    """Offset dict ``{stream: "ms-seq"}`` in the fixed order of the ``streams`` option.
+
+    Spark compares offsets by their JSON text, so the key order must never vary.
+    """
+    return {s: fmt_id(ids.get(s, ZERO)) for s in streams}
+
+
+class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Micro-batch reader. Offsets are ``{stream: last ID included}``.
+
+    Spark's checkpoint (offset and commit logs) is the only source of truth for progress;
+    the optional ``group`` is a mirror updated in commit() for monitoring (XINFO GROUPS
+    lag), never read back. Supports ``maxEntriesPerTrigger`` (ReadMaxRows admission
+    control: the oldest entries across all streams go first) and Trigger.AvailableNow.
+
+    Spark creates instances of this class in several processes (a long-lived planner on the
+    driver, and one per read task), so __init__ only parses options; connections are opened
+    per call.
+    """
+
+    def __init__(self, options: Mapping[str, str]):
+        self.url = required(options, "url")
+        self.streams = stream_list(options)
+        self.starting = opt(options, "startingOffsets", "latest") or "latest"
+        self.max_entries = int_opt(options, "maxEntriesPerTrigger", 0, minimum=0)
+        self.parts = int_opt(options, "numPartitions", DEFAULT_PARTITIONS)
+        self.batch = int_opt(options, "readBatchSize", DEFAULT_READ_BATCH)
+        self.group = opt(options, "group")
+        self.strict_group = bool_opt(options, "groupStrict", False)
+        # Set by prepareForTriggerAvailableNow(): the tail IDs that bound this run.
+        self.target: dict[str, StreamID] | None = None
+
+    # -- offsets -------------------------------------------------------------------------
+
+    def _tails(self) -> dict[str, StreamID]:
+        """Current last entry ID of every stream (0-0 for a missing or empty stream)."""
+        client = connect(self.url)
+        try:
+            return {s: _last_in(client, s) or ZERO for s in self.streams}
+        finally:
+            client.close()
+
+    def initialOffset(self) -> dict:
+        """Where a new query starts: ``earliest``, ``latest`` or a JSON ``{stream: id}``.
+
+        Streams missing from a JSON value start at the beginning. Each offset is the last
+        ID *already consumed*, so ``earliest`` is 0-0 and ``latest`` the current tail.
+        """
+        mode = self.starting.strip()
+        if mode.lower() == "earliest":
+            return _offset_json(self.streams, {})
+        if mode.lower() == "latest":
+            return _offset_json(self.streams, self._tails())
+        try:
+            given = json.loads(mode)
+            if not isinstance(given, dict):
+                raise ValueError("not an object")
+            ids = {s: parse_id(str(given[s])) for s in self.streams if s in given}
+        except ValueError as exc:
+            raise StreamdSparkError(
+                "startingOffsets must be 'earliest', 'latest' or a JSON object "
+                f"{{\"stream\": \"ms-seq\"}}; got {self.starting!r} ({exc})") from None
+        return _offset_json(self.streams, ids)
+
+    def _start_ids(self, start: dict) -> dict[str, StreamID]:
+        # A stream added to the option after the query started has no offset yet: it is
+        # read from the beginning.
+        return {s: parse_id(start[s]) if s in start else ZERO for s in self.streams}
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        """ReadMaxRows(maxEntriesPerTrigger) when that option is set, else all available."""
+        if self.max_entries > 0:
+            return ReadMaxRows(self.max_entries)
+        return ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Freeze the current tails: an AvailableNow run never reads past them."""
+        self.target = self._tails()
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        """End offset of the next micro-batch, honouring ``limit`` and the AvailableNow target.
+
+        With ReadMaxRows(n) the next n entries in ID (= time) order across all streams are
+        admitted, so a busy stream cannot starve the others. Any other limit reads all.
+        Returning ``start`` unchanged means "no new data".
+        """
+        begin = self._start_ids(start)
+        tails = self.target if self.target is not None else self._tails()
+        ends = {s: max(begin[s], tails.get(s, ZERO)) for s in self.streams}
+        if not isinstance(limit, ReadMaxRows):
+            return _offset_json(self.streams, ends)
+        budget = limit.max_rows
+        client = connect(self.url)
+        try:
+            candidates: list[tuple[StreamID, str]] = []
+            for s in self.streams:
+                if ends[s] <= begin[s]:
+                    continue
+                got = client.execute_command("XRANGE", s, "(" + fmt_id(begin[s]),
+                                             fmt_id(ends[s]), "COUNT", budget)
+                candidates.extend((parse_id(eid), s) for eid, _ in got)
+        finally:
+            client.close()
+        candidates.sort()
+        limited = dict(begin)
+        for sid, s in candidates[:budget]:
+            limited[s] = max(limited[s], sid)
+        return _offset_json(self.streams, limited)
+
+    def reportLatestOffset(self) -> dict:
+        """Current tails, shown as ``latestOffset`` in the query progress."""
+        return _offset_json(self.streams, self._tails())
+
+    # -- planning and reading ----------------------------------------------------------
+
+    def partitions(self, start: dict, end: dict) -> list[StreamRange]:
+        """Partitions for the entries in (start, end] of every stream.
+
+        The split starts at the first entry actually present after ``start`` (so a query
+        starting at 0-0 is not cut on the empty span since 1970). That entry is fixed once
+        written, so replaying a batch after a restart yields the same partitions as long as
+        nobody deletes entries inside the batch's range in between.
+        """
+        begin = self._start_ids(start)
+        ends = self._start_ids(end)
+        client = connect(self.url)
+        try:
+            out: list[StreamRange] = []
+            for s in self.streams:
+                if ends[s] <= begin[s]:
+                    continue
+                first = _first_in(client, s, "(" + fmt_id(begin[s]), fmt_id(ends[s]))
+                if first is not None:
+                    out.extend(plan_ranges(s, first, ends[s], self.parts))
+            return out
+        finally:
+            client.close()
+
+    def read(self, partition: StreamRange) -> Iterator[tuple]:
+        """Rows of one partition (runs on an executor; opens its own connection)."""
+        return read_range(self.url, partition, self.batch)
+
+    # -- progress mirror ---------------------------------------------------------------
+
+    def commit(self, end: dict) -> None:
+        """Mirror the committed offsets into consumer group ``group`` (if configured).
+
+        The group is created at the committed ID if missing, then moved with XGROUP SETID.
+        ENTRIESREAD is set from an atomic snapshot (MULTI: XINFO STREAM + the entries after
+        the committed ID) so XINFO GROUPS reports an exact lag; when more than
+        LAG_SCAN_LIMIT entries are pending the count is skipped and Redis shows lag as
+        unknown until the query catches up. Failures are logged, not raised, because the
+        mirror is informational (option groupStrict=true makes them fatal).
+        """
+        if not self.group:
+            return
+        import redis
+
+        client = connect(self.url)
+        try:
+            for s, last in self._start_ids(end).items():
+                try:
+                    self._mirror(client, s, fmt_id(last))
+                except redis.RedisError as exc:
+                    if self.strict_group:
+                        raise
+                    log.warning("streamd: could not update group %s on %s: %s",
+                                self.group, s, exc)
+        finally:
+            client.close()
+
+    def _mirror(self, client, stream: str, last: str) -> None:
+        import redis
+
+        if not client.exists(stream):
+            return
+        try:
+            client.execute_command("XGROUP", "CREATE", stream, self.group, last)
+        except redis.ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+        with client.pipeline(transaction=True) as pipe:
+            pipe.xinfo_stream(stream)
+            pipe.execute_command("XRANGE", stream, "(" + last, "+", "COUNT", LAG_SCAN_LIMIT)
+            info, after = pipe.execute()
+        added = info.get("entries-added")
+        if added is None or len(after) >= LAG_SCAN_LIMIT:
+            client.execute_command("XGROUP", "SETID", stream, self.group, last)
+        else:
+            client.execute_command("XGROUP", "SETID", stream, self.group, last,
+                                   "ENTRIESREAD", max(0, int(added) - len(after)))
+
+    def stop(self) -> None:
+        """Nothing to release: connections are opened and closed per call."""

@@ -1,0 +1,247 @@
+"""The data source's planning, offset and write logic, driven directly (no SparkSession).
+
+These call the reader/writer classes the way Spark's Python runners do, against the test
+server, so they are fast and pin down the behaviour the end-to-end tests rely on:
+deterministic partitions, read limits, the AvailableNow bound, the group mirror, target
+creation and the IDMP-MAXSIZE guard.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+from pyspark.sql import Row  # noqa: E402
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows  # noqa: E402
+from pyspark.sql.types import MapType, StringType, StructField, StructType  # noqa: E402
+
+from streamd.spark import StreamdDataSource, StreamdSparkError  # noqa: E402
+from streamd.spark._conn import ensure_target  # noqa: E402
+from streamd.spark._ids import MAX_SEQ, parse_id, split_range  # noqa: E402
+from streamd.spark.sink import StreamdBatchWriter  # noqa: E402
+from streamd.spark.source import StreamdStreamReader  # noqa: E402
+
+SINK_SCHEMA = StructType([StructField("stream", StringType()), StructField("id", StringType()),
+                          StructField("fields", MapType(StringType(), StringType()))])
+
+
+def _ids_between(lo, hi):
+    return [(ms, seq) for ms in range(lo[0], hi[0] + 1) for seq in (0, 5, MAX_SEQ)
+            if lo <= (ms, seq) <= hi]
+
+
+@pytest.mark.parametrize("first,last,parts", [
+    ((100, 3), (100, 9), 4), ((100, 3), (103, 1), 4), ((5, 0), (1005, 7), 4),
+    ((5, 0), (11, 0), 7), ((0, 0), (0, 0), 1)])
+def test_split_range_covers_exactly_once(first, last, parts):
+    slices = split_range(first, last, parts)
+    assert slices == split_range(first, last, parts)  # pure: same input, same plan
+    assert 1 <= len(slices) <= parts
+    assert slices[0][0] == first and slices[-1][1] == last
+    for (lo1, hi1), (lo2, _) in zip(slices, slices[1:]):
+        assert hi1 < lo2 and (hi1[0] + 1, 0) == lo2  # contiguous, no overlap
+    for sid in _ids_between(first, last):
+        assert sum(lo <= sid <= hi for lo, hi in slices) == 1
+
+
+def _produce(client, stream, n, start_ms=None):
+    """Add n entries; with start_ms, at explicit increasing IDs (one per ms)."""
+    pipe = client.pipeline(transaction=False)
+    for i in range(n):
+        eid = f"{start_ms + i}-0" if start_ms is not None else "*"
+        pipe.xadd(stream, {"n": str(i), "who": stream}, id=eid)
+    return [x.decode() for x in pipe.execute()]
+
+
+def test_batch_partitions_are_deterministic_and_complete(target, client, names):
+    a, b = names("a"), names("b")
+    ids_a = _produce(client, a, 200, start_ms=1_000)
+    ids_b = _produce(client, b, 3, start_ms=5_000)
+    src = StreamdDataSource({"url": target.url, "streams": f"{a},{b},{names('none')}",
+                             "numpartitions": "4", "readbatchsize": "7"})
+    reader = src.reader(None)
+    plan = reader.partitions()
+    assert [vars(p) for p in plan] == [vars(p) for p in src.reader(None).partitions()]
+    assert sum(p.stream == a for p in plan) == 4 and sum(p.stream == b for p in plan) == 3
+    rows = [row for p in plan for row in reader.read(p)]
+    assert [r[1] for r in rows if r[0] == a] == ids_a  # all, once, in order
+    assert [r[1] for r in rows if r[0] == b] == ids_b
+    assert rows[0][2] == {"n": "0", "who": a}
+    # start/end bound the read (XRANGE syntax, inclusive)
+    part = StreamdDataSource({"url": target.url, "streams": a, "start": "1010",
+                              "end": "1019-0"}).reader(None)
+    got = [r[1] for p in part.partitions() for r in part.read(p)]
+    assert got == ids_a[10:20]
+
+
+def test_batch_reader_on_missing_streams_reads_nothing(target, names):
+    reader = StreamdDataSource({"url": target.url, "streams": names("x")}).reader(None)
+    assert [r for p in reader.partitions() for r in reader.read(p)] == []
+
+
+def _stream_reader(target, streams, **opts):
+    options = {"url": target.url, "streams": ",".join(streams)}
+    options.update({k.lower(): str(v) for k, v in opts.items()})  # Spark lower-cases keys
+    return StreamdDataSource(options).streamReader(None)
+
+
+def _drain(reader, start, limit):
+    """Run micro-batches the way Spark does; returns (batches' row ids, final offset)."""
+    batches = []
+    while True:
+        end = reader.latestOffset(start, limit)
+        if end == start:
+            return batches, end
+        batches.append([r[1] for p in reader.partitions(start, end) for r in reader.read(p)])
+        reader.commit(end)
+        start = end
+
+
+def test_starting_offsets(target, client, names):
+    a, b = names("a"), names("b")
+    ids = _produce(client, a, 5)
+    assert _stream_reader(target, [a, b], startingOffsets="earliest").initialOffset() == \
+        {a: "0-0", b: "0-0"}
+    assert _stream_reader(target, [a, b]).initialOffset() == {a: ids[-1], b: "0-0"}
+    given = _stream_reader(target, [a, b], startingOffsets=f'{{"{a}": "{ids[1]}"}}')
+    assert given.initialOffset() == {a: ids[1], b: "0-0"}
+    batches, _ = _drain(given, given.initialOffset(), ReadAllAvailable())
+    assert batches == [ids[2:]]
+    with pytest.raises(StreamdSparkError, match="startingOffsets"):
+        _stream_reader(target, [a], startingOffsets="yesterday").initialOffset()
+
+
+def test_read_limit_admits_oldest_entries_across_streams(target, client, names):
+    a, b = names("a"), names("b")
+    ids_a = _produce(client, a, 30, start_ms=10)   # a: ms 10..39
+    ids_b = _produce(client, b, 30, start_ms=25)   # b: ms 25..54, overlaps a
+    reader = _stream_reader(target, [a, b], startingOffsets="earliest",
+                            maxEntriesPerTrigger=20, numPartitions=3)
+    limit = reader.getDefaultReadLimit()
+    assert limit == ReadMaxRows(20)
+    batches, end = _drain(reader, reader.initialOffset(), limit)
+    assert [len(x) for x in batches] == [20, 20, 20]
+    # ID (= time) order across streams: the first batch is the 20 oldest of both, so b,
+    # which starts later, is not starved by a, nor a by b.
+    oldest = sorted(ids_a + ids_b, key=parse_id)[:20]
+    assert sorted(batches[0]) == sorted(oldest)
+    assert any(i in ids_b for i in batches[0]) and len(set(batches[0]) & set(ids_a)) >= 15
+    assert sorted(sum(batches, [])) == sorted(ids_a + ids_b)
+    assert end == {a: ids_a[-1], b: ids_b[-1]}
+    # The engine may ask for everything regardless of the option (e.g. Trigger.Once)
+    assert reader.latestOffset({a: "0-0", b: "0-0"}, ReadAllAvailable()) == end
+
+
+def test_available_now_stops_at_the_tails_seen_at_start(target, client, names):
+    a = names("a")
+    before = _produce(client, a, 25)
+    reader = _stream_reader(target, [a], startingOffsets="earliest", maxEntriesPerTrigger=10)
+    start = reader.initialOffset()
+    reader.prepareForTriggerAvailableNow()
+    after = _produce(client, a, 7)  # arrives after the run began: not part of it
+    batches, end = _drain(reader, start, reader.getDefaultReadLimit())
+    assert [len(x) for x in batches] == [10, 10, 5]
+    assert sum(batches, []) == before and end == {a: before[-1]}
+    assert reader.reportLatestOffset() == {a: after[-1]}
+
+
+def test_partitions_replay_identically(target, client, names):
+    a = names("a")
+    _produce(client, a, 100, start_ms=7_000)
+    reader = _stream_reader(target, [a], numPartitions=4)
+    start, end = {a: "7009-0"}, {a: "7090-0"}
+    plan = [vars(p) for p in reader.partitions(start, end)]
+    # A fresh reader (as after a driver restart) plans the same batch the same way.
+    assert plan == [vars(p) for p in _stream_reader(target, [a]).partitions(start, end)] or \
+        plan == [vars(p) for p in _stream_reader(target, [a], numPartitions=4)
+                 .partitions(start, end)]
+    assert len(plan) == 4 and plan[0]["lo"] == "7010-0" and plan[-1]["hi"] == "7090-0"
+    assert reader.partitions(end, end) == []
+
+
+def test_group_mirror_shows_lag(target, client, names):
+    a = names("a")
+    ids = _produce(client, a, 12)
+    reader = _stream_reader(target, [a], startingOffsets="earliest", group="spark")
+    reader.commit({a: ids[4]})
+    (grp,) = client.xinfo_groups(a)
+    assert grp["last-delivered-id"].decode() == ids[4]
+    assert grp["entries-read"] == 5 and grp["lag"] == 7
+    reader.commit({a: ids[-1]})
+    (grp,) = client.xinfo_groups(a)
+    assert grp["lag"] == 0 and grp["last-delivered-id"].decode() == ids[-1]
+
+
+def _rows(stream, n, prefix="v"):
+    return [Row(stream=stream, id=f"{1000 + i}-0", fields={"k": f"{prefix}{i}"})
+            for i in range(n)]
+
+
+def test_writer_field_mapping_and_validation(target, client, names):
+    out = names("out")
+    schema = StructType([StructField("stream", StringType()), StructField("id", StringType()),
+                         StructField("amount", StringType()), StructField("note", StringType())])
+    w = StreamdBatchWriter({"url": target.url, "stream": out, "idempotent": "false"}, schema)
+    msg = w.write(iter([Row(stream="s", id="1-0", amount="3", note=None)]))
+    assert msg.rows == 1
+    ((_, fields),) = client.xrange(out)
+    assert fields == {b"amount": b"3"}  # source columns and nulls are not copied
+    with pytest.raises(StreamdSparkError, match="idColumn"):
+        StreamdBatchWriter({"url": target.url, "stream": out, "idcolumn": "nope"}, schema)
+    bare = StructType([StructField("x", StringType())])
+    with pytest.raises(StreamdSparkError, match="row identity"):
+        StreamdBatchWriter({"url": target.url, "stream": out}, bare)
+
+
+def test_ensure_target_creates_empty_configured_stream_once(target, client, names, idmp):
+    out = names("out")
+    assert ensure_target(client, out, 60, 7) is True
+    info = client.xinfo_stream(out)
+    assert info["length"] == 0 and info["groups"] == 0
+    assert info["idmp-duration"] == 60 and info["idmp-maxsize"] == 7
+    # An existing stream keeps its configuration (and so its dedup history).
+    assert ensure_target(client, out, 86400, 10000) is False
+    assert client.xinfo_stream(out)["idmp-maxsize"] == 7
+
+
+def test_idempotent_batch_write_deduplicates_a_rerun(target, client, names, idmp):
+    out = names("out")
+    opts = {"url": target.url, "stream": out, "jobid": "job-1", "writebatchsize": "3"}
+    first = StreamdBatchWriter(opts, SINK_SCHEMA).write(iter(_rows("src", 10)))
+    again = StreamdBatchWriter(opts, SINK_SCHEMA).write(iter(_rows("src", 12)))
+    assert (first.rows, first.duplicates) == (10, 0)
+    assert (again.rows, again.duplicates) == (12, 10)
+    assert client.xlen(out) == 12
+    info = client.xinfo_stream(out)
+    assert info["idmp-maxsize"] == 10000 and info["idmp-duration"] == 86400
+    # Another job (another producer) is not deduplicated against job-1.
+    other = dict(opts, jobid="job-2")
+    StreamdBatchWriter(other, SINK_SCHEMA).write(iter(_rows("src", 2)))
+    assert client.xlen(out) == 14
+
+
+def test_task_larger_than_idmp_maxsize_fails_clearly(target, client, names, idmp):
+    out = names("out")
+    opts = {"url": target.url, "stream": out, "idmpmaxsize": "5", "writebatchsize": "2"}
+    writer = StreamdBatchWriter(opts, SINK_SCHEMA)
+    with pytest.raises(StreamdSparkError, match=r"more than 5 rows, the IDMP-MAXSIZE"):
+        writer.write(iter(_rows("src", 6)))
+    assert client.xlen(out) <= 5  # never more than the window can protect
+    assert writer.write(iter(_rows("src", 5))).rows == 5
+    assert client.xlen(out) == 5
+
+
+def test_plain_sink_duplicates_on_rerun(target, client, names):
+    out = names("out")
+    opts = {"url": target.url, "stream": out, "idempotent": "false"}
+    for _ in range(2):
+        StreamdBatchWriter(opts, SINK_SCHEMA).write(iter(_rows("src", 4)))
+    assert client.xlen(out) == 8
+
+
+def test_parse_id_forms():
+    assert parse_id("5") == (5, 0) and parse_id(b"5-7") == (5, 7)
+    assert parse_id("5", default_seq=MAX_SEQ) == (5, MAX_SEQ)
+    with pytest.raises(ValueError):
+        parse_id("x-1")
