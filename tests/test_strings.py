@@ -1,0 +1,350 @@
+"""String commands: replies, options and error texts as Redis gives them."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+
+RE = redis.ResponseError
+LLONG_MAX = 2**63 - 1
+
+
+def err(fn, *args):
+    with pytest.raises(RE) as info:
+        fn(*args)
+    return str(info.value)
+
+
+def cmd(r, *args):
+    return r.execute_command(*args)
+
+
+# --- GET / SET ---------------------------------------------------------------------------
+
+def test_get_set_basic(r, call):
+    assert r.get("nokey") is None
+    assert call("SET", "k", "v") == b"OK"
+    assert r.get("k") == b"v"
+    assert call.resp3("GET", "nokey") is None
+    r.set("bin", b"\x00\xff\r\n")
+    assert r.get("bin") == b"\x00\xff\r\n"
+
+
+def test_set_nx_xx(r):
+    assert r.set("k", "1", xx=True) is None
+    assert r.set("k", "1", nx=True) is True
+    assert r.set("k", "2", nx=True) is None
+    assert r.set("k", "3", xx=True) is True
+    assert r.get("k") == b"3"
+
+
+def test_set_get_option(r, call):
+    assert r.set("k", "1", get=True) is None
+    assert r.set("k", "2", get=True) == b"1"
+    # NX with GET: the old value comes back and nothing is written.
+    assert call("SET", "k", "3", "NX", "GET") == b"2"
+    assert r.get("k") == b"2"
+    assert call("SET", "new", "x", "NX", "GET") is None
+    assert r.get("new") == b"x"
+    assert call("SET", "absent", "x", "XX", "GET") is None
+    assert r.exists("absent") == 0
+
+
+def test_set_get_on_wrong_type_does_not_write(r):
+    r.hset("h", "f", "v")
+    assert err(cmd, r, "SET", "h", "x", "GET") == \
+        "WRONGTYPE Operation against a key holding the wrong kind of value"
+    assert r.type("h") == b"hash"
+    # Without GET, SET replaces any type.
+    assert r.set("h", "x") is True
+    assert r.get("h") == b"x"
+
+
+def test_set_expiry_options(r):
+    r.set("k", "v", ex=100)
+    assert 99 <= r.ttl("k") <= 100
+    r.set("k", "v", px=100000)
+    assert 99000 < r.pttl("k") <= 100000
+    at = int(time.time()) + 200
+    r.set("k", "v", exat=at)
+    assert r.expiretime("k") == at
+    r.set("k", "v", pxat=at * 1000)
+    assert r.pexpiretime("k") == at * 1000
+    r.set("k", "v2", keepttl=True)
+    assert r.pexpiretime("k") == at * 1000
+    r.set("k", "v3")  # a plain SET drops the TTL
+    assert r.ttl("k") == -1
+    # A repeated option is accepted and the last value wins.
+    cmd(r, "SET", "k", "v", "EX", "10", "EX", "20")
+    assert 19 <= r.ttl("k") <= 20
+
+
+def test_set_syntax_errors(r):
+    for args in (["NX", "XX"], ["XX", "NX"], ["EX", "10", "PX", "10"],
+                 ["EX", "10", "KEEPTTL"], ["KEEPTTL", "EX", "10"], ["EX"],
+                 ["PERSIST"], ["FOO"], ["EXAT", "1", "PXAT", "1"]):
+        assert err(cmd, r, "SET", "k", "v", *args) == "syntax error", args
+    assert r.exists("k") == 0
+
+
+def test_set_invalid_expire(r):
+    invalid = "invalid expire time in 'set' command"
+    for args in (["EX", "0"], ["EX", "-1"], ["PX", "0"], ["EXAT", "0"], ["PXAT", "-5"],
+                 ["PX", str(LLONG_MAX)], ["EX", str(LLONG_MAX // 1000 + 1)],
+                 ["EX", str(LLONG_MAX // 1000)]):
+        assert err(cmd, r, "SET", "k", "v", *args) == invalid, args
+    assert err(cmd, r, "SET", "k", "v", "EX", "abc") == \
+        "value is not an integer or out of range"
+    assert r.exists("k") == 0
+
+
+def test_set_with_past_absolute_time_leaves_no_key(r):
+    assert r.set("k", "v", pxat=1) is True
+    assert r.get("k") is None
+    assert r.exists("k") == 0
+
+
+def test_setnx_setex_psetex(r):
+    assert r.setnx("k", "1") is True
+    assert r.setnx("k", "2") is False
+    assert r.get("k") == b"1"
+    assert cmd(r, "SETEX", "k", "100", "v") == b"OK"
+    assert 99 <= r.ttl("k") <= 100
+    assert r.psetex("k", 100000, "v") is True
+    assert 99000 < r.pttl("k") <= 100000
+    assert err(cmd, r, "SETEX", "k", "0", "v") == "invalid expire time in 'setex' command"
+    assert err(cmd, r, "PSETEX", "k", "-5", "v") == "invalid expire time in 'psetex' command"
+    assert err(cmd, r, "SETEX", "k", "x", "v") == "value is not an integer or out of range"
+
+
+# --- MGET / MSET / MSETNX ----------------------------------------------------------------
+
+def test_mget_returns_nil_for_missing_and_other_types(r):
+    r.mset({"a": "1", "b": "2"})
+    r.hset("h", "f", "v")
+    assert r.mget("a", "nokey", "h", "b") == [b"1", None, None, b"2"]
+
+
+def test_mset_msetnx(r):
+    assert r.mset({"a": "1", "b": "2"}) is True
+    assert r.msetnx({"a": "x", "c": "3"}) is False
+    assert r.exists("c") == 0
+    assert r.msetnx({"c": "3", "d": "4"}) is True
+    assert r.mget("a", "c", "d") == [b"1", b"3", b"4"]
+    assert err(cmd, r, "MSET", "a", "1", "b") == "wrong number of arguments for 'mset' command"
+    assert err(cmd, r, "MSETNX", "a", "1", "b") == \
+        "wrong number of arguments for 'msetnx' command"
+    assert err(cmd, r, "MSET", "a") == "wrong number of arguments for 'mset' command"
+
+
+def test_mset_drops_ttl(r):
+    r.set("a", "1", ex=100)
+    r.mset({"a": "2"})
+    assert r.ttl("a") == -1
+
+
+# --- GETDEL / GETEX ----------------------------------------------------------------------
+
+def test_getdel(r):
+    r.set("k", "v")
+    assert r.getdel("k") == b"v"
+    assert r.exists("k") == 0
+    assert r.getdel("k") is None
+    r.hset("h", "f", "v")
+    assert err(r.getdel, "h").startswith("WRONGTYPE")
+
+
+def test_getex(r):
+    r.set("k", "v")
+    assert r.getex("k") == b"v"
+    assert r.ttl("k") == -1
+    assert r.getex("k", ex=100) == b"v"
+    assert 99 <= r.ttl("k") <= 100
+    assert r.getex("k", px=50000) == b"v"
+    assert 49000 < r.pttl("k") <= 50000
+    assert r.getex("k", persist=True) == b"v"
+    assert r.ttl("k") == -1
+    at = int(time.time()) + 300
+    assert r.getex("k", exat=at) == b"v"
+    assert r.expiretime("k") == at
+    # An absolute time in the past deletes the key after replying with it.
+    assert r.getex("k", pxat=1) == b"v"
+    assert r.exists("k") == 0
+
+
+def test_getex_errors(r):
+    r.set("k", "v")
+    assert err(cmd, r, "GETEX", "k", "PERSIST", "EX", "10") == "syntax error"
+    assert err(cmd, r, "GETEX", "k", "EX", "10", "PERSIST") == "syntax error"
+    assert err(cmd, r, "GETEX", "k", "NX") == "syntax error"
+    assert err(cmd, r, "GETEX", "k", "KEEPTTL") == "syntax error"
+    assert err(cmd, r, "GETEX", "k", "EX") == "syntax error"
+    assert err(cmd, r, "GETEX", "k", "EX", "0") == "invalid expire time in 'getex' command"
+    assert err(cmd, r, "GETEX", "k", "EX", "abc") == "value is not an integer or out of range"
+    # The expiry argument is only looked at when the key exists.
+    assert cmd(r, "GETEX", "nokey", "EX", "abc") is None
+    r.hset("h", "f", "v")
+    assert err(cmd, r, "GETEX", "h").startswith("WRONGTYPE")
+
+
+# --- APPEND / STRLEN / GETRANGE / SETRANGE -----------------------------------------------
+
+def test_append_strlen(r):
+    assert r.append("k", "he") == 2
+    assert r.append("k", "llo") == 5
+    assert r.get("k") == b"hello"
+    assert r.strlen("k") == 5
+    assert r.strlen("nokey") == 0
+    r.set("n", 12345)
+    assert r.strlen("n") == 5
+    r.set("t", "v", ex=100)
+    r.append("t", "w")
+    assert 99 <= r.ttl("t") <= 100  # APPEND keeps the TTL
+    r.hset("h", "f", "v")
+    assert err(r.append, "h", "x").startswith("WRONGTYPE")
+    assert err(r.strlen, "h").startswith("WRONGTYPE")
+
+
+def test_getrange(r):
+    r.set("s", "This is a string")
+    assert r.getrange("s", 0, 3) == b"This"
+    assert r.getrange("s", -3, -1) == b"ing"
+    assert r.getrange("s", 0, -1) == b"This is a string"
+    assert r.getrange("s", 10, 100) == b"string"
+    assert r.getrange("s", -1, -3) == b""
+    assert r.getrange("s", 5, 3) == b""
+    assert r.getrange("s", -100, 3) == b"This"
+    assert r.getrange("s", 100, 200) == b""
+    assert r.getrange("nokey", 0, 10) == b""
+    r.set("n", 1234)
+    assert r.getrange("n", 1, 2) == b"23"
+    assert err(cmd, r, "GETRANGE", "s", "a", "1") == "value is not an integer or out of range"
+
+
+def test_setrange(r):
+    r.set("k", "Hello World")
+    assert r.setrange("k", 6, "Redis") == 11
+    assert r.get("k") == b"Hello Redis"
+    assert r.setrange("pad", 3, "x") == 4
+    assert r.get("pad") == b"\x00\x00\x00x"
+    assert r.setrange("k", 0, "") == 11
+    assert r.setrange("nokey", 5, "") == 0
+    assert r.exists("nokey") == 0
+    assert err(r.setrange, "k", -1, "x") == "offset is out of range"
+    assert err(cmd, r, "SETRANGE", "k", "x", "v") == "value is not an integer or out of range"
+    assert err(r.setrange, "k", 512 * 1024 * 1024, "x") == \
+        "string exceeds maximum allowed size (proto-max-bulk-len)"
+    r.hset("h", "f", "v")
+    assert err(r.setrange, "h", 0, "x").startswith("WRONGTYPE")
+
+
+def test_size_limit_follows_proto_max_bulk_len(r):
+    saved = r.config_get("proto-max-bulk-len")["proto-max-bulk-len"]
+    r.config_set("proto-max-bulk-len", 1024 * 1024)
+    try:
+        r.set("k", "x" * (1024 * 1024 - 1))
+        assert r.append("k", "y") == 1024 * 1024
+        assert err(r.append, "k", "z") == \
+            "string exceeds maximum allowed size (proto-max-bulk-len)"
+        assert err(r.setrange, "k2", 1024 * 1024, "z") == \
+            "string exceeds maximum allowed size (proto-max-bulk-len)"
+        assert r.strlen("k") == 1024 * 1024
+    finally:
+        r.config_set("proto-max-bulk-len", saved)
+
+
+# --- counters ----------------------------------------------------------------------------
+
+def test_incr_decr_family(r):
+    assert r.incr("c") == 1
+    assert r.incrby("c", 10) == 11
+    assert r.decr("c") == 10
+    assert r.decrby("c", -5) == 15
+    assert r.get("c") == b"15"
+    r.set("t", "5", ex=100)
+    r.incr("t")
+    assert 99 <= r.ttl("t") <= 100  # counters keep the TTL
+
+
+@pytest.mark.parametrize("value", ["abc", " 1", "1 ", "01", "-0", "1.0", "+1", "",
+                                   "99999999999999999999"])
+def test_incr_rejects_non_integers(r, value):
+    r.set("c", value)
+    assert err(r.incr, "c") == "value is not an integer or out of range"
+    assert r.get("c") == value.encode()
+
+
+def test_incr_overflow(r):
+    r.set("c", LLONG_MAX)
+    assert err(r.incr, "c") == "increment or decrement would overflow"
+    r.set("c", -LLONG_MAX - 1)
+    assert err(r.decr, "c") == "increment or decrement would overflow"
+    assert err(cmd, r, "DECRBY", "c", str(-LLONG_MAX - 1)) == "decrement would overflow"
+    assert err(cmd, r, "INCRBY", "c", "abc") == "value is not an integer or out of range"
+    assert err(cmd, r, "INCRBY", "c", "9223372036854775808") == \
+        "value is not an integer or out of range"
+    r.hset("h", "f", "v")
+    assert err(r.incr, "h").startswith("WRONGTYPE")
+
+
+@pytest.mark.parametrize("start,incr,expected", [
+    ("10.5", "0.1", b"10.6"),
+    (None, "0.1", b"0.1"),
+    ("0.1", "0.2", b"0.3"),
+    ("5.0e3", "2.0e2", b"5200"),
+    ("3", "-3", b"0"),
+    ("1", "-1.5", b"-0.5"),
+    ("17179869184", "1.5", b"17179869185.5"),
+    ("1", "1e-20", b"1"),
+    (None, ".5", b"0.5"),
+    (None, "1.", b"1"),
+    (None, "-0.000000000000000001", b"0"),
+])
+def test_incrbyfloat_formatting(r, call, start, incr, expected):
+    if start is not None:
+        r.set("f", start)
+    assert call("INCRBYFLOAT", "f", incr) == expected
+    assert r.get("f") == expected
+
+
+def test_incrbyfloat_errors(r):
+    r.set("f", "abc")
+    assert err(r.incrbyfloat, "f", 1) == "value is not a valid float"
+    r.set("f", "1")
+    for bad in ("abc", " 1", "1 ", "nan", "", "1e5000"):
+        assert err(cmd, r, "INCRBYFLOAT", "f", bad) == "value is not a valid float", bad
+    assert err(cmd, r, "INCRBYFLOAT", "f", "inf") == "increment would produce NaN or Infinity"
+    assert err(cmd, r, "INCRBYFLOAT", "f", "-inf") == "increment would produce NaN or Infinity"
+    r.set("f", "inf")
+    assert err(cmd, r, "INCRBYFLOAT", "f", "1") == "increment would produce NaN or Infinity"
+    r.hset("h", "f", "v")
+    assert err(r.incrbyfloat, "h", 1).startswith("WRONGTYPE")
+
+
+def test_incrbyfloat_keeps_ttl(r):
+    r.set("f", "1", ex=100)
+    r.incrbyfloat("f", 1)
+    assert 99 <= r.ttl("f") <= 100
+
+
+# --- WRONGTYPE ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["GET", "h"], ["GETDEL", "h"], ["GETEX", "h"], ["APPEND", "h", "x"], ["STRLEN", "h"],
+    ["INCR", "h"], ["DECR", "h"], ["INCRBY", "h", "1"], ["DECRBY", "h", "1"],
+    ["INCRBYFLOAT", "h", "1"], ["GETRANGE", "h", "0", "1"], ["SETRANGE", "h", "0", "x"],
+    ["SET", "h", "v", "GET"],
+])
+def test_string_commands_on_a_hash(r, args):
+    r.hset("h", "f", "v")
+    assert err(cmd, r, *args) == \
+        "WRONGTYPE Operation against a key holding the wrong kind of value"
+    assert r.hgetall("h") == {b"f": b"v"}
+
+
+def test_connection_survives_errors(r):
+    for _ in range(3):
+        err(cmd, r, "SET", "k", "v", "EX", "0")
+    assert r.ping() is True
