@@ -1,0 +1,557 @@
+"""The stream data type: entries in packed nodes that mirror Redis's listpack nodes.
+
+Redis keeps a stream as a radix tree of listpacks. Which entries share a listpack is
+observable (``MAXLEN ~``, ``MINID ~`` and ``LIMIT`` drop whole nodes; ``radix-tree-keys``
+counts them), so this module reproduces the node boundaries exactly: a new node starts when
+the tail node's estimated listpack size plus the new entry's raw size reaches
+``stream-node-max-bytes``, or when the tail already holds ``stream-node-max-entries`` slots
+(live and deleted). The byte estimate follows listpack's element encodings.
+
+Storage is packed so a million small entries stay small: per node, two ``array('Q')`` of
+ms/seq, one byte buffer of concatenated values with an ``array('I')`` of end offsets, the
+node's master field tuple shared by every entry that has the same field names, and a
+per-slot schema only for entries whose field names differ. Deleted slots are tombstones in
+a per-node bytearray; nothing shifts.
+
+IDs are the single ints of ``store.streamid``. No command names or error texts here.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+
+from .streamid import MAX_ID, U64
+
+LISTPACK_MAX_SIZE = 1 << 30  # Redis caps a stream listpack at 1 GiB (and 0 means "this")
+_I64_SIGN = 1 << 63
+_TWO64 = 1 << 64
+
+
+# --- listpack size estimator ---------------------------------------------------------------
+
+def _backlen(n: int) -> int:
+    """Bytes listpack needs to store an element's encoded length backwards."""
+    if n <= 127:
+        return 1
+    if n < 16383:
+        return 2
+    if n < 2097151:
+        return 3
+    if n < 268435455:
+        return 4
+    return 5
+
+
+def _int_size(v: int) -> int:
+    """Listpack bytes of an integer element (encoding + backlen)."""
+    if 0 <= v <= 127:
+        return 2
+    if -4096 <= v <= 4095:
+        return 3
+    if -32768 <= v <= 32767:
+        return 4
+    if -8388608 <= v <= 8388607:
+        return 5
+    if -2147483648 <= v <= 2147483647:
+        return 6
+    return 10
+
+
+def _as_int64(v: int) -> int:
+    """A uint64 difference as the int64 listpack stores for ID deltas."""
+    v &= U64
+    return v - _TWO64 if v & _I64_SIGN else v
+
+
+def _str_size(b: bytes) -> int:
+    """Listpack bytes of a string element; strings that parse as int64 are stored as ints."""
+    n = len(b)
+    if 0 < n <= 20:
+        body = b[1:] if b[0] == 0x2D else b
+        if body and body.isdigit() and (body[0] != 0x30 or len(body) == 1) and b != b"-0":
+            # bytes.isdigit is ASCII-only, so int() parses exactly what string2ll accepts
+            v = int(b)
+            if -_I64_SIGN <= v < _I64_SIGN:
+                return _int_size(v)
+    if n < 64:
+        enc = 1 + n
+    elif n < 4096:
+        enc = 2 + n
+    else:
+        enc = 5 + n
+    return enc + _backlen(enc)
+
+
+# --- nodes ---------------------------------------------------------------------------------
+
+class _Node:
+    """One listpack's worth of entries ("slots"), live or tombstoned.
+
+    Invariants: slot IDs strictly increase; ``len(ms) == len(seq) == slots``; ``live +
+    ndead == slots``; ``offs`` holds one cumulative end offset per stored value; when
+    ``vstart`` is None every slot uses ``master`` and slot j's values start at value index
+    ``j * len(master)``.
+    """
+
+    __slots__ = ("ms", "seq", "data", "offs", "master", "odd", "vstart", "dead", "live",
+                 "ndead", "body")
+
+    def __init__(self, master: tuple):
+        self.ms = array("Q")  # slot ms parts
+        self.seq = array("Q")  # slot seq parts
+        self.data = bytearray()  # concatenated values; frozen to bytes once the node is sealed
+        self.offs = array("I")  # end offset in data of each value, in slot order
+        self.master = master  # field names of the node's first entry (the master entry)
+        self.odd: dict | None = None  # slot -> field tuple, for slots whose names differ
+        self.vstart: array | None = None  # slot -> first value index; only with odd slots
+        self.dead: bytearray | None = None  # slot -> 1 if tombstoned; None while none are
+        self.live = 0  # live slots (the listpack master "count")
+        self.ndead = 0  # tombstoned slots (the master "deleted")
+        # Listpack bytes except the two count elements (whose size depends on their value):
+        # header + end byte, num-fields, master fields, master terminator, and every slot.
+        self.body = 7 + _int_size(len(master)) + sum(_str_size(f) for f in master) + 2
+
+    # -- size / ids --
+    def lp_bytes(self) -> int:
+        return self.body + _int_size(self.live) + _int_size(self.ndead)
+
+    def slots(self) -> int:
+        return len(self.ms)
+
+    def id_at(self, j: int) -> int:
+        return (self.ms[j] << 64) | self.seq[j]
+
+    def first_id(self) -> int:
+        return (self.ms[0] << 64) | self.seq[0]
+
+    def last_slot_id(self) -> int:
+        return (self.ms[-1] << 64) | self.seq[-1]
+
+    def lower_bound(self, sid: int) -> int:
+        """Index of the first slot with ID >= sid."""
+        ms, seq = self.ms, self.seq
+        lo, hi = 0, len(ms)
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if ((ms[mid] << 64) | seq[mid]) < sid:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def is_live(self, j: int) -> bool:
+        return self.dead is None or not self.dead[j]
+
+    # -- entries --
+    def fields(self, j: int) -> list:
+        names = self.master
+        odd = self.odd
+        if odd is not None:
+            names = odd.get(j, names)
+            start = self.vstart[j]
+        else:
+            start = j * len(names)
+        offs, data = self.offs, self.data
+        a = offs[start - 1] if start else 0
+        out = []
+        frozen = type(data) is bytes
+        for k, name in enumerate(names):
+            b = offs[start + k]
+            out.append(name)
+            out.append(data[a:b] if frozen else bytes(data[a:b]))
+            a = b
+        return out
+
+    def append(self, sid: int, names: tuple, values: list, elem_bytes: int) -> None:
+        if type(self.data) is bytes:  # a sealed node became the tail again
+            self.data = bytearray(self.data)
+        j = len(self.ms)
+        if names is not self.master:
+            if self.odd is None:
+                n = len(self.master)
+                self.odd = {}
+                self.vstart = array("I", range(0, j * n, n)) if n else array("I", [0] * j)
+            self.odd[j] = names
+        if self.vstart is not None:
+            self.vstart.append(len(self.offs))
+        ms = sid >> 64
+        self.ms.append(ms)
+        self.seq.append(sid & U64)
+        data, offs = self.data, self.offs
+        for v in values:
+            data += v
+            offs.append(len(data))
+        if self.dead is not None:
+            self.dead.append(0)
+        self.live += 1
+        self.body += elem_bytes
+
+    def seal(self) -> None:
+        """The node stops being the tail: freeze the buffer, drop array over-allocation."""
+        if type(self.data) is not bytes:
+            self.data = bytes(self.data)
+            self.ms = array("Q", self.ms)
+            self.seq = array("Q", self.seq)
+            self.offs = array("I", self.offs)
+
+    def kill(self, j: int) -> None:
+        if self.dead is None:
+            self.dead = bytearray(len(self.ms))
+        self.dead[j] = 1
+        self.live -= 1
+        self.ndead += 1
+
+    def copy(self) -> "_Node":
+        n = _Node.__new__(_Node)
+        n.ms = array("Q", self.ms)
+        n.seq = array("Q", self.seq)
+        n.data = self.data if type(self.data) is bytes else bytearray(self.data)
+        n.offs = array("I", self.offs)
+        n.master = self.master
+        n.odd = dict(self.odd) if self.odd is not None else None
+        n.vstart = array("I", self.vstart) if self.vstart is not None else None
+        n.dead = bytearray(self.dead) if self.dead is not None else None
+        n.live, n.ndead, n.body = self.live, self.ndead, self.body
+        return n
+
+
+# --- the stream ----------------------------------------------------------------------------
+
+class Stream:
+    """A Redis stream value. Consumer groups and IDMP state hang off it, owned elsewhere."""
+
+    __slots__ = ("length", "last_id", "first_id", "max_deleted_id", "entries_added",
+                 "groups", "idmp", "_nodes", "_firsts", "__weakref__")
+
+    def __init__(self):
+        self.length = 0  # live entries
+        self.last_id = 0  # last generated/added ID; only XSETID lowers it; deletions don't
+        self.first_id = 0  # first live entry's ID as Redis records it (§1.2); 0 when empty
+        self.max_deleted_id = 0  # max ID removed by XDEL-style deletion; trimming leaves it
+        self.entries_added = 0  # lifetime appends
+        self.groups: dict = {}  # name -> consumer group (owned by the group code)
+        self.idmp = None  # per-stream IDMP state (owned by streamd.idmp), or None
+        self._nodes: list[_Node] = []  # in ID order; never holds a node without slots
+        self._firsts: list[int] = []  # _firsts[i] == _nodes[i].first_id(), for bisect
+
+    def __len__(self) -> int:
+        return self.length
+
+    def node_count(self) -> int:
+        """Number of listpack nodes (XINFO ``radix-tree-keys``)."""
+        return len(self._nodes)
+
+    # --- IDs -------------------------------------------------------------------------------
+    def next_auto_id(self, now_ms: int) -> int | None:
+        """The ID ``XADD *`` would use now; None when ``last_id`` is the maximum ID."""
+        last = self.last_id
+        if last == MAX_ID:
+            return None
+        if now_ms > (last >> 64):
+            return now_ms << 64
+        return last + 1  # the int form carries seq overflow into ms by itself
+
+    # --- writes ----------------------------------------------------------------------------
+    def append(self, sid: int, fields: list, node_max_entries: int,
+               node_max_bytes: int) -> None:
+        """Add entry ``sid`` (the caller checked ``sid > last_id``) with flat ``fields``."""
+        nodes = self._nodes
+        nf = len(fields) // 2
+        names = tuple(fields[0::2])
+        values = fields[1::2]
+        raw = 0
+        for f in fields:
+            raw += len(f)
+        tail = nodes[-1] if nodes else None
+        if tail is not None and tail.last_slot_id() >= sid:
+            # Only reachable when trailing tombstones outlive an XSETID that moved last_id
+            # below them; Redis would write out of order, we start clean instead.
+            self._drop_dead_tail(sid)
+            tail = nodes[-1] if nodes else None
+        if tail is not None:
+            max_bytes = node_max_bytes
+            if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
+                max_bytes = LISTPACK_MAX_SIZE
+            if tail.lp_bytes() + raw >= max_bytes or (
+                    node_max_entries > 0 and tail.live + tail.ndead >= node_max_entries):
+                tail.seal()
+                tail = None
+        if tail is None:
+            tail = _Node(names)
+            nodes.append(tail)
+            self._firsts.append(sid)
+            master_id = sid
+        else:
+            master_id = tail.first_id()
+            if names == tail.master:
+                names = tail.master  # share the tuple; identity marks "same fields"
+        # Element bytes of this slot: flags, ms delta, seq delta, [num-fields, fields],
+        # values, lp-count.
+        size = 2 + _int_size(_as_int64((sid >> 64) - (master_id >> 64))) \
+            + _int_size(_as_int64((sid & U64) - (master_id & U64)))
+        for v in values:
+            size += _str_size(v)
+        if names is tail.master:
+            size += _int_size(nf + 3)
+        else:
+            size += _int_size(nf) + _int_size(2 * nf + 4)
+            for f in names:
+                size += _str_size(f)
+        tail.append(sid, names, values, size)
+        self.length += 1
+        self.entries_added += 1
+        self.last_id = sid
+        if self.length == 1:
+            self.first_id = sid
+
+    def _drop_dead_tail(self, sid: int) -> None:
+        nodes = self._nodes
+        while nodes:
+            node = nodes[-1]
+            j = node.lower_bound(sid)
+            if j == 0:
+                nodes.pop()
+                self._firsts.pop()
+                continue
+            if j < node.slots():
+                keep = [(node.id_at(k), node.fields(k), node.is_live(k)) for k in range(j)]
+                fresh = _Node(node.master)
+                for k_sid, k_fields, k_live in keep:
+                    names = tuple(k_fields[0::2])
+                    fresh.append(k_sid, node.master if names == node.master else names,
+                                 k_fields[1::2], 0)
+                    if not k_live:
+                        fresh.kill(fresh.slots() - 1)
+                fresh.body = node.body  # an estimate is all that is left to keep
+                nodes[-1] = fresh
+            break
+
+    def delete(self, sid: int) -> bool:
+        """XDEL one ID: tombstone it, update max_deleted/first_id, free an emptied node."""
+        loc = self._locate(sid)
+        if loc is None:
+            return False
+        ni, j = loc
+        node = self._nodes[ni]
+        if node.live == 1:
+            del self._nodes[ni]
+            del self._firsts[ni]
+        else:
+            node.kill(j)
+        self.length -= 1
+        if sid > self.max_deleted_id:
+            self.max_deleted_id = sid
+        if self.length == 0:
+            self.first_id = 0
+        elif sid == self.first_id:
+            self.first_id = self._first_live_id()
+        return True
+
+    def trim(self, *, maxlen: int | None = None, minid: int | None = None,
+             approx: bool = False, limit: int = 0, keep=None, on_delete=None) -> int:
+        """Remove entries from the head as Redis's streamTrim does; returns how many.
+
+        ``keep(sid)`` true means the entry must survive (ACKED); ``on_delete(sid)`` runs for
+        each entry deleted one by one (DELREF). With neither (KEEPREF) whole eligible nodes
+        are dropped without visiting their entries, and ``approx`` stops at the first node
+        that cannot go as a whole. ``limit`` (0 = none) caps the entries removed, checked
+        per node. ``max_deleted_id`` is left alone.
+        """
+        if maxlen is None and minid is None:
+            return 0
+        keepref = keep is None and on_delete is None
+        nodes = self._nodes
+        deleted = 0
+        gone: list[int] = []  # indexes of nodes to free
+        i = 0
+        by_len = maxlen is not None
+        while i < len(nodes):
+            if by_len and self.length <= maxlen:
+                break
+            node = nodes[i]
+            entries = node.live
+            if limit and deleted + entries > limit:
+                break
+            if by_len:
+                eligible = self.length - entries >= maxlen
+            else:
+                eligible = node.last_slot_id() < minid
+            if eligible and keepref:
+                gone.append(i)
+                self.length -= entries
+                deleted += entries
+                i += 1
+                continue
+            if approx and keepref:
+                break
+            here = 0
+            ms, seq = node.ms, node.seq
+            for j in range(len(ms)):
+                sid = (ms[j] << 64) | seq[j]
+                if by_len:
+                    if self.length <= maxlen:
+                        break
+                elif sid >= minid:
+                    break
+                if node.dead is not None and node.dead[j]:
+                    continue
+                if keep is not None and keep(sid):
+                    continue
+                if on_delete is not None:
+                    on_delete(sid)
+                node.kill(j)
+                self.length -= 1
+                here += 1
+            deleted += here
+            if eligible:
+                if here == entries:
+                    gone.append(i)
+                i += 1
+                continue
+            break
+        if gone:
+            if gone[-1] == len(gone) - 1:  # a prefix: the usual case
+                del nodes[:len(gone)]
+                del self._firsts[:len(gone)]
+            else:
+                drop = set(gone)
+                self._nodes = [n for k, n in enumerate(nodes) if k not in drop]
+                self._firsts = [f for k, f in enumerate(self._firsts) if k not in drop]
+        if self.length == 0:
+            self.first_id = 0
+        elif deleted:
+            self.first_id = self._first_live_id()
+        return deleted
+
+    # --- reads -----------------------------------------------------------------------------
+    def _locate(self, sid: int):
+        """(node index, slot) of the live entry ``sid``, or None."""
+        ni = bisect_right(self._firsts, sid) - 1
+        if ni < 0:
+            return None
+        node = self._nodes[ni]
+        j = node.lower_bound(sid)
+        if j < node.slots() and node.id_at(j) == sid and node.is_live(j):
+            return ni, j
+        return None
+
+    def get(self, sid: int) -> list | None:
+        loc = self._locate(sid)
+        if loc is None:
+            return None
+        return self._nodes[loc[0]].fields(loc[1])
+
+    def __contains__(self, sid: int) -> bool:
+        return self._locate(sid) is not None
+
+    def _first_live_id(self) -> int:
+        for node in self._nodes:
+            if node.live:
+                dead = node.dead
+                for j in range(node.slots()):
+                    if dead is None or not dead[j]:
+                        return node.id_at(j)
+        return 0
+
+    def first_entry(self):
+        """(id, fields) of the first live entry, or None."""
+        for node in self._nodes:
+            if node.live:
+                dead = node.dead
+                for j in range(node.slots()):
+                    if dead is None or not dead[j]:
+                        return node.id_at(j), node.fields(j)
+        return None
+
+    def last_entry(self):
+        """(id, fields) of the last live entry, or None."""
+        for node in reversed(self._nodes):
+            if node.live:
+                dead = node.dead
+                for j in range(node.slots() - 1, -1, -1):
+                    if dead is None or not dead[j]:
+                        return node.id_at(j), node.fields(j)
+        return None
+
+    def last_live_id(self) -> int:
+        """ID of the last live entry, 0 when empty (XREAD serves only streams past it)."""
+        for node in reversed(self._nodes):
+            if node.live:
+                dead = node.dead
+                for j in range(node.slots() - 1, -1, -1):
+                    if dead is None or not dead[j]:
+                        return node.id_at(j)
+        return 0
+
+    def range(self, start: int, end: int, count: int = -1, reverse: bool = False) -> list:
+        """Live entries with start <= id <= end as (id, fields), ascending unless reverse;
+        at most ``count`` (-1 = unlimited)."""
+        out: list = []
+        nodes = self._nodes
+        if start > end or count == 0 or not nodes:
+            return out
+        firsts = self._firsts
+        if not reverse:
+            ni = bisect_right(firsts, start) - 1
+            if ni < 0:
+                ni, j = 0, 0
+            else:
+                j = nodes[ni].lower_bound(start)
+            nn = len(nodes)
+            while ni < nn:
+                node = nodes[ni]
+                ms, seq, dead = node.ms, node.seq, node.dead
+                n = len(ms)
+                while j < n:
+                    sid = (ms[j] << 64) | seq[j]
+                    if sid > end:
+                        return out
+                    if dead is None or not dead[j]:
+                        out.append((sid, node.fields(j)))
+                        if len(out) == count:
+                            return out
+                    j += 1
+                ni += 1
+                j = 0
+            return out
+        ni = bisect_right(firsts, end) - 1
+        if ni < 0:
+            return out
+        j = nodes[ni].lower_bound(end + 1) - 1 if end < MAX_ID else nodes[ni].slots() - 1
+        while ni >= 0:
+            node = nodes[ni]
+            ms, seq, dead = node.ms, node.seq, node.dead
+            while j >= 0:
+                sid = (ms[j] << 64) | seq[j]
+                if sid < start:
+                    return out
+                if dead is None or not dead[j]:
+                    out.append((sid, node.fields(j)))
+                    if len(out) == count:
+                        return out
+                j -= 1
+            ni -= 1
+            if ni >= 0:
+                j = nodes[ni].slots() - 1
+        return out
+
+    # --- whole-value operations ------------------------------------------------------------
+    def copy(self) -> "Stream":
+        """An independent copy (COPY): nodes, counters, groups and IDMP state."""
+        s = Stream()
+        s.length, s.last_id, s.first_id = self.length, self.last_id, self.first_id
+        s.max_deleted_id, s.entries_added = self.max_deleted_id, self.entries_added
+        s._nodes = [n.copy() for n in self._nodes]
+        s._firsts = list(self._firsts)
+        s.groups = {name: (g.copy() if hasattr(g, "copy") else g)
+                    for name, g in self.groups.items()}
+        if self.idmp is not None and hasattr(self.idmp, "copy"):
+            s.idmp = self.idmp.copy()
+        else:
+            s.idmp = self.idmp
+        return s
+
+    def node_sizes(self) -> list[tuple[int, int]]:
+        """(live, deleted) per node, head first; for tests and diagnostics."""
+        return [(n.live, n.ndead) for n in self._nodes]

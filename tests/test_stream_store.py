@@ -1,0 +1,509 @@
+"""Unit and model-based tests of ``streamd.store.stream.Stream`` (no server involved).
+
+The §7.3 worked examples come from Redis's own test suite; node boundaries are what make
+them come out right, so each one is a test of the node model as much as of trimming.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import settings, strategies as st
+from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant, precondition,
+                                 rule)
+
+from streamd.store.stream import Stream, _str_size
+from streamd.store.streamid import MAX_ID, U64, make_id
+
+FV = [b"f", b"v"]
+END = MAX_ID
+
+
+def ids(stream, start=0, end=END, count=-1, reverse=False):
+    return [sid for sid, _ in stream.range(start, end, count, reverse)]
+
+
+def filled(n, node_max=100, fields=FV, start_ms=1):
+    s = Stream()
+    for i in range(n):
+        s.append(make_id(start_ms + i, 0), fields, node_max, 4096)
+    return s
+
+
+def default_limit(node_max):
+    # what XADD/XTRIM use for `~` without LIMIT (§3.1)
+    return min(100 * node_max, 1_000_000) if node_max > 0 else 10000
+
+
+# --- §7.3 worked examples ----------------------------------------------------------------
+
+def test_xadd_maxlen_approx_555_leaves_600():
+    s = Stream()
+    for i in range(1, 1001):
+        s.append(make_id(i, 0), FV, 100, 4096)
+        s.trim(maxlen=555, approx=True, limit=default_limit(100))
+    assert s.length == 600
+    assert s.node_count() == 6
+
+
+def test_xtrim_sequence_exact_then_approx():
+    s = filled(1000)
+    assert s.trim(maxlen=666) == 334
+    assert s.length == 666
+    s.trim(maxlen=555)
+    assert s.length == 555
+    s.trim(maxlen=444, approx=True, limit=default_limit(100))
+    assert s.length == 500
+    s.trim(maxlen=400, approx=True, limit=default_limit(100))
+    assert s.length == 400
+
+
+def test_xadd_maxlen_approx_with_limit_node_max_10():
+    s = filled(100, node_max=10)
+    s.append(make_id(1000, 0), FV, 10, 4096)
+    s.trim(maxlen=55, approx=True, limit=30)
+    assert s.length == 71
+    s.append(make_id(1001, 0), FV, 10, 4096)
+    s.trim(maxlen=55, approx=True, limit=30)
+    assert s.length == 62
+
+
+def test_node_max_1_approx_stops_at_default_limit():
+    s = filled(102, node_max=1)
+    assert s.node_count() == 102
+    s.trim(maxlen=1, approx=True, limit=default_limit(1))
+    assert s.length == 2
+    s.trim(maxlen=1)
+    assert s.length == 1
+
+
+def test_limit_smaller_than_a_node_removes_nothing():
+    s = filled(3, node_max=2)
+    assert s.trim(maxlen=0, approx=True, limit=1) == 0
+    assert s.length == 3
+    assert s.trim(maxlen=0, approx=True, limit=2) == 2
+    assert s.length == 1
+
+
+def test_xadd_maxlen_0_limit_1_keeps_everything():
+    s = filled(3)
+    s.append(make_id(100, 0), FV, 100, 4096)
+    s.trim(maxlen=0, approx=True, limit=1)
+    assert s.length == 4
+
+
+def test_minid_approx_acked_keeps_referenced_entries():
+    s = filled(5, node_max=2)  # nodes [1,2] [3,4] [5]
+    pel = {make_id(3, 0), make_id(5, 0)}  # read by a group, 1, 2 and 4 acked
+    removed = s.trim(minid=make_id(6, 0), approx=True, limit=default_limit(2),
+                     keep=lambda sid: sid in pel)
+    assert removed == 3
+    assert ids(s) == [make_id(3, 0), make_id(5, 0)]
+    assert s.first_id == make_id(3, 0)
+    assert s.node_count() == 2  # the first node went entirely; the others keep survivors
+
+
+def test_exact_minid_removes_only_smaller_ids():
+    s = Stream()
+    for sid in (make_id(1, 0), make_id(1641544570597, 0), make_id(1641544570597, 1)):
+        s.append(sid, FV, 100, 4096)
+    assert s.trim(minid=make_id(1641544570597, 0)) == 1
+    assert ids(s) == [make_id(1641544570597, 0), make_id(1641544570597, 1)]
+
+
+def test_delref_calls_on_delete_per_entry_and_ignores_approx():
+    s = filled(10, node_max=5)
+    seen = []
+    removed = s.trim(maxlen=3, approx=True, limit=default_limit(5), on_delete=seen.append)
+    # DELREF walks entries one by one, so `~` acts exactly
+    assert removed == 7
+    assert seen == [make_id(i, 0) for i in range(1, 8)]
+    assert s.length == 3
+    assert s.node_count() == 1
+
+
+def test_keepref_approx_minid_drops_only_whole_nodes():
+    s = filled(10, node_max=4)  # [1-4] [5-8] [9,10]
+    assert s.trim(minid=make_id(7, 0), approx=True, limit=default_limit(4)) == 4
+    assert ids(s)[0] == make_id(5, 0)
+    assert s.trim(minid=make_id(7, 0)) == 2
+    assert ids(s)[0] == make_id(7, 0)
+    assert s.node_sizes()[0] == (2, 2)  # partial trim leaves tombstones in the node
+
+
+# --- node boundaries ----------------------------------------------------------------------
+
+def test_node_entry_limit_counts_tombstones():
+    s = filled(3, node_max=3)
+    s.delete(make_id(2, 0))
+    s.append(make_id(10, 0), FV, 3, 4096)
+    assert s.node_sizes() == [(2, 1), (1, 0)]
+
+
+def test_node_entry_limit_zero_means_bytes_only():
+    s = filled(500, node_max=0)
+    # ~12 listpack bytes per small entry: 4096 bytes hold a few hundred
+    assert 1 < s.node_count() < 5
+
+
+def test_node_byte_limit_uses_listpack_estimate():
+    # Fresh node with master field "f": 6 header + 1 end, count, deleted, num-fields and
+    # master terminator (small ints: 2 bytes each), "f" (1-char string: 3 bytes) = 18.
+    # Each entry with small deltas and value "v": flags, ms, seq, lp-count (2 each) and
+    # the value (3) = 11 bytes.
+    s = Stream()
+    for i in range(3):
+        s.append(make_id(1, i), FV, 0, 100)
+    assert s._nodes[0].lp_bytes() == 18 + 3 * 11
+    # before the 3rd entry: 40 + raw 2 < 50; before the 4th: 51 + 2 >= 50 -> new node
+    s = Stream()
+    for i in range(5):
+        s.append(make_id(1, i), FV, 0, 50)
+    assert s.node_sizes() == [(3, 0), (2, 0)]
+
+
+def test_str_size_matches_listpack_encodings():
+    assert _str_size(b"0") == 2  # 7-bit uint
+    assert _str_size(b"127") == 2
+    assert _str_size(b"128") == 3  # 13-bit int
+    assert _str_size(b"-4096") == 3
+    assert _str_size(b"65535") == 5  # 24-bit int
+    assert _str_size(b"9223372036854775807") == 10
+    assert _str_size(b"9223372036854775808") == 1 + 19 + 1  # not int64: string
+    assert _str_size(b"007") == 5  # leading zero: string
+    assert _str_size(b"-0") == 4
+    assert _str_size(b"x" * 63) == 65
+    assert _str_size(b"x" * 64) == 67
+    assert _str_size(b"x" * 200) == 204  # backlen of 202 needs 2 bytes
+
+
+def test_same_fields_share_the_master_tuple():
+    s = filled(3, fields=[b"name", b"a", b"n", b"1"])
+    node = s._nodes[0]
+    assert node.odd is None and node.vstart is None
+
+
+def test_variable_field_schemas_round_trip():
+    s = Stream()
+    rows = [[b"a", b"1"], [b"a", b"2", b"b", b"3"], [b"a", b"4"], [b"b", b""],
+            [b"a", b"x", b"a", b"y"]]
+    for i, f in enumerate(rows):
+        s.append(make_id(5, i), f, 100, 4096)
+    assert [f for _, f in s.range(0, END)] == rows
+    assert s.get(make_id(5, 1)) == rows[1]
+    assert [f for _, f in s.range(0, END, reverse=True)] == rows[::-1]
+
+
+# --- tombstones, first_id, max_deleted -----------------------------------------------------
+
+def test_delete_marks_tombstone_and_updates_counters():
+    s = filled(5)
+    assert s.delete(make_id(3, 0)) is True
+    assert s.delete(make_id(3, 0)) is False
+    assert s.delete(make_id(99, 0)) is False
+    assert s.length == 4
+    assert s.max_deleted_id == make_id(3, 0)
+    assert s.first_id == make_id(1, 0)
+    assert s.get(make_id(3, 0)) is None
+    assert s.node_sizes() == [(4, 1)]
+    s.delete(make_id(1, 0))
+    assert s.first_id == make_id(2, 0)
+    assert s.max_deleted_id == make_id(3, 0)  # only grows
+
+
+def test_deleting_last_live_entry_frees_node():
+    s = filled(4, node_max=2)
+    s.delete(make_id(1, 0))
+    s.delete(make_id(2, 0))
+    assert s.node_count() == 1
+    assert s.first_id == make_id(3, 0)
+
+
+def test_delete_everything_leaves_empty_stream_with_last_id():
+    s = filled(3)
+    for i in range(1, 4):
+        s.delete(make_id(i, 0))
+    assert (s.length, s.first_id, s.node_count()) == (0, 0, 0)
+    assert s.last_id == make_id(3, 0)
+    assert s.entries_added == 3
+    assert s.first_entry() is None and s.last_entry() is None
+
+
+def test_trim_does_not_touch_max_deleted_but_recomputes_first_id():
+    s = filled(10, node_max=3)
+    s.trim(maxlen=4)
+    assert s.max_deleted_id == 0
+    assert s.first_id == make_id(7, 0)
+    s.trim(maxlen=0)
+    assert (s.length, s.first_id) == (0, 0)
+
+
+def test_first_id_set_on_first_append_into_empty_stream():
+    s = Stream()
+    s.append(make_id(7, 0), FV, 100, 4096)
+    assert s.first_id == make_id(7, 0)
+    s.delete(make_id(7, 0))
+    s.append(make_id(9, 0), FV, 100, 4096)
+    assert s.first_id == make_id(9, 0)
+
+
+def test_minid_partial_trim_can_leave_node_without_live_entries():
+    # Redis reads a node's last ID even when it is a tombstone, so the node is not
+    # "eligible" and survives with zero live entries (still a radix-tree key).
+    s = filled(3)
+    s.delete(make_id(3, 0))
+    assert s.trim(minid=make_id(3, 0)) == 2
+    assert s.length == 0 and s.node_count() == 1 and s.first_id == 0
+    s.append(make_id(4, 0), FV, 100, 4096)
+    assert s.node_sizes() == [(1, 3)]
+    assert ids(s) == [make_id(4, 0)]
+
+
+# --- ranges --------------------------------------------------------------------------------
+
+def test_range_bounds_at_node_edges_forward_and_backward():
+    s = filled(10, node_max=3)  # [1-3] [4-6] [7-9] [10]
+    assert ids(s, make_id(3, 0), make_id(4, 0)) == [make_id(3, 0), make_id(4, 0)]
+    assert ids(s, make_id(3, 1), make_id(6, 0)) == [make_id(i, 0) for i in (4, 5, 6)]
+    assert ids(s, make_id(4, 0), make_id(7, 0), reverse=True) == \
+        [make_id(i, 0) for i in (7, 6, 5, 4)]
+    assert ids(s, 0, make_id(3, U64), 2, reverse=True) == [make_id(3, 0), make_id(2, 0)]
+    assert ids(s, make_id(6, 5), END, 2) == [make_id(7, 0), make_id(8, 0)]
+    assert ids(s, make_id(11, 0), END) == []
+    assert ids(s, 0, make_id(0, 5), reverse=True) == []
+    assert ids(s, make_id(5, 0), make_id(4, 0)) == []
+    assert ids(s, 0, END, 0) == []
+
+
+def test_range_skips_tombstones_across_nodes():
+    s = filled(9, node_max=3)
+    for i in (3, 4, 5, 6):
+        s.delete(make_id(i, 0))
+    assert ids(s) == [make_id(i, 0) for i in (1, 2, 7, 8, 9)]
+    assert ids(s, reverse=True, count=3) == [make_id(i, 0) for i in (9, 8, 7)]
+    assert ids(s, make_id(3, 0), END, 1) == [make_id(7, 0)]
+    assert ids(s, 0, make_id(6, 0), 1, reverse=True) == [make_id(2, 0)]
+    assert s.last_live_id() == make_id(9, 0)
+
+
+def test_first_and_last_entry():
+    s = filled(4, node_max=2)
+    s.delete(make_id(4, 0))
+    assert s.first_entry() == (make_id(1, 0), FV)
+    assert s.last_entry() == (make_id(3, 0), FV)
+
+
+# --- auto IDs, copy -------------------------------------------------------------------------
+
+def test_next_auto_id():
+    s = Stream()
+    assert s.next_auto_id(1000) == make_id(1000, 0)
+    s.last_id = make_id(2000, 5)
+    assert s.next_auto_id(1000) == make_id(2000, 6)  # clock behind: sequence bumps
+    assert s.next_auto_id(2000) == make_id(2000, 6)
+    s.last_id = make_id(2000, U64)
+    assert s.next_auto_id(1000) == make_id(2001, 0)
+    s.last_id = MAX_ID
+    assert s.next_auto_id(10**20) is None
+
+
+def test_copy_is_independent():
+    s = filled(5, node_max=2)
+    s.delete(make_id(2, 0))
+
+    class G:
+        def __init__(self):
+            self.copied = False
+
+        def copy(self):
+            g = G()
+            g.copied = True
+            return g
+
+    s.groups[b"g"] = G()
+    c = s.copy()
+    c.delete(make_id(3, 0))
+    c.append(make_id(9, 0), [b"x", b"y"], 2, 4096)
+    assert ids(s) == [make_id(i, 0) for i in (1, 3, 4, 5)]
+    assert ids(c) == [make_id(i, 0) for i in (1, 4, 5, 9)]
+    assert c.groups[b"g"].copied and not s.groups[b"g"].copied
+    assert (c.max_deleted_id, s.max_deleted_id) == (make_id(3, 0), make_id(2, 0))
+
+
+def test_tail_node_reopened_after_config_change():
+    s = filled(4, node_max=2)  # two sealed nodes
+    s.append(make_id(10, 0), FV, 5, 4096)  # larger limit: the tail node takes it
+    assert s.node_sizes() == [(2, 0), (3, 0)]
+    assert s.get(make_id(10, 0)) == FV and s.get(make_id(3, 0)) == FV
+
+
+# --- cost and memory -----------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_memory_and_seek_scale():
+    import tracemalloc
+
+    # 1M entries measure ~33 B/entry (see the report); tracemalloc makes that slow, and the
+    # per-entry figure is the same at 50k because nodes have a fixed size.
+    n = 50_000
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    s = Stream()
+    app = s.append
+    for i in range(n):
+        app((1_700_000_000_000 + i // 4 << 64) | (i % 4), [b"field", b"%08d" % i], 100, 4096)
+    per_entry = (tracemalloc.get_traced_memory()[0] - base) / n
+    tracemalloc.stop()
+    assert per_entry < 80, per_entry
+    small = Stream()
+    for i in range(10_000):
+        small.append(make_id(i + 1, 0), FV, 100, 4096)
+
+    def seek_time(stream, top):
+        t = time.perf_counter()
+        for k in range(2000):
+            stream.range(make_id((k * 7919) % top + 1, 0), END, 1)
+        return (time.perf_counter() - t) / 2000
+
+    t_small = seek_time(small, 10_000)
+    t_big = min(seek_time(s, 12_000), seek_time(s, 12_000))
+    assert t_big < t_small * 4  # logarithmic, not linear (100x more entries)
+
+
+# --- model-based ----------------------------------------------------------------------------
+
+class StreamModel(RuleBasedStateMachine):
+    """The store against a plain sorted list, under random XADD/XDEL/XTRIM/XSETID/ranges."""
+
+    @initialize(node_max=st.sampled_from([1, 2, 3, 100]),
+                node_bytes=st.sampled_from([4096, 60, 0]))
+    def setup(self, node_max, node_bytes):
+        self.node_max, self.node_bytes = node_max, node_bytes
+        self.s = Stream()
+        self.model: list[tuple[int, list]] = []
+        self.last_id = 0
+        self.max_deleted = 0
+        self.first_id = 0
+        self.added = 0
+
+    def _all_ids(self):
+        return [sid for sid, _ in self.model]
+
+    @rule(gap_ms=st.sampled_from([0, 0, 1, 2, 1000]),
+          fields=st.lists(st.tuples(st.sampled_from([b"a", b"b", b"123"]),
+                                    st.binary(max_size=12)), min_size=1, max_size=3))
+    def xadd(self, gap_ms, fields):
+        sid = self.s.next_auto_id((self.last_id >> 64) + gap_ms)
+        if sid is None:
+            return
+        flat = [x for pair in fields for x in pair]
+        self.s.append(sid, flat, self.node_max, self.node_bytes)
+        self.model.append((sid, flat))
+        if len(self.model) == 1:
+            self.first_id = sid
+        self.last_id = sid
+        self.added += 1
+
+    @precondition(lambda self: self.model)
+    @rule(data=st.data())
+    def xdel_existing(self, data):
+        sid = data.draw(st.sampled_from(self._all_ids()))
+        assert self.s.delete(sid) is True
+        self.model = [e for e in self.model if e[0] != sid]
+        self.max_deleted = max(self.max_deleted, sid)
+        if not self.model:
+            self.first_id = 0
+        elif sid == self.first_id:
+            self.first_id = self.model[0][0]
+
+    @rule(ms=st.integers(0, 40), seq=st.integers(0, 3))
+    def xdel_maybe_missing(self, ms, seq):
+        sid = make_id(ms, seq)
+        present = sid in self._all_ids()
+        assert self.s.delete(sid) is present
+        if present:
+            self.model = [e for e in self.model if e[0] != sid]
+            self.max_deleted = max(self.max_deleted, sid)
+            if not self.model:
+                self.first_id = 0
+            elif sid == self.first_id:
+                self.first_id = self.model[0][0]
+
+    @rule(maxlen=st.integers(0, 30))
+    def xtrim_maxlen_exact(self, maxlen):
+        removed = self.s.trim(maxlen=maxlen)
+        drop = max(0, len(self.model) - maxlen)
+        assert removed == drop
+        self.model = self.model[drop:]
+        self._after_trim(drop)
+
+    @rule(ms=st.integers(0, 40), seq=st.integers(0, 3))
+    def xtrim_minid_exact(self, ms, seq):
+        minid = make_id(ms, seq)
+        removed = self.s.trim(minid=minid)
+        keep = [e for e in self.model if e[0] >= minid]
+        assert removed == len(self.model) - len(keep)
+        drop = len(self.model) - len(keep)
+        self.model = keep
+        self._after_trim(drop)
+
+    @rule(maxlen=st.integers(0, 30), limit=st.sampled_from([0, 1, 5, 100]))
+    def xtrim_maxlen_approx(self, maxlen, limit):
+        before = len(self.model)
+        removed = self.s.trim(maxlen=maxlen, approx=True, limit=limit)
+        # approximate trimming removes a prefix, never below maxlen
+        assert 0 <= removed <= max(0, before - maxlen)
+        if limit:
+            assert removed <= limit
+        self.model = self.model[removed:]
+        self._after_trim(removed)
+
+    def _after_trim(self, removed):
+        if not self.model:
+            self.first_id = 0
+        elif removed:
+            self.first_id = self.model[0][0]
+
+    @rule(bump=st.sampled_from([0, 1, 5, 1 << 64]))
+    def xsetid(self, bump):
+        # XSETID accepts anything >= the last live entry and >= max_deleted
+        floor = max(self.model[-1][0] if self.model else 0, self.max_deleted)
+        new = floor + bump
+        if new > MAX_ID:
+            return
+        self.s.last_id = self.last_id = new
+
+    @rule(a=st.integers(0, 45), b=st.integers(0, 45), count=st.sampled_from([-1, 1, 2, 7]),
+          reverse=st.booleans())
+    def xrange(self, a, b, count, reverse):
+        start, end = make_id(a, 0), make_id(b, U64)
+        want = [e for e in self.model if start <= e[0] <= end]
+        if reverse:
+            want = want[::-1]
+        if count >= 0:
+            want = want[:count]
+        assert self.s.range(start, end, count, reverse) == [(sid, f) for sid, f in want]
+
+    @invariant()
+    def counters_match(self):
+        if not hasattr(self, "s"):
+            return
+        s = self.s
+        assert s.length == len(self.model) == len(s)
+        assert s.last_id == self.last_id
+        assert s.first_id == self.first_id
+        assert s.max_deleted_id == self.max_deleted
+        assert s.entries_added == self.added
+        assert s.range(0, END) == [(sid, f) for sid, f in self.model]
+        assert s.first_entry() == (tuple(self.model[0]) if self.model else None)
+        assert s.last_entry() == (tuple(self.model[-1]) if self.model else None)
+        for live, dead in s.node_sizes():
+            assert live + dead > 0
+            if self.node_max:
+                assert live + dead <= max(self.node_max, 1)
+
+
+StreamModel.TestCase.settings = settings(max_examples=150, stateful_step_count=60,
+                                         deadline=None)
+TestStreamModel = StreamModel.TestCase
