@@ -1,0 +1,249 @@
+"""Key expiry: the EXPIRE/TTL families, lazy expiry on access, active expiry of keys
+nobody touches, and expiry's effect on WATCH."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+
+RE = redis.ResponseError
+LLONG_MAX = 2**63 - 1
+
+
+def err(fn, *args):
+    with pytest.raises(RE) as info:
+        fn(*args)
+    return str(info.value)
+
+
+def cmd(r, *args):
+    return r.execute_command(*args)
+
+
+def wait_for(predicate, timeout=3.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+# --- setting and reading TTLs ------------------------------------------------------------
+
+def test_ttl_of_missing_and_persistent_keys(r):
+    assert r.ttl("nokey") == -2
+    assert r.pttl("nokey") == -2
+    assert r.expiretime("nokey") == -2
+    assert r.pexpiretime("nokey") == -2
+    r.set("k", "v")
+    assert r.ttl("k") == -1
+    assert r.pttl("k") == -1
+    assert r.expiretime("k") == -1
+    assert r.pexpiretime("k") == -1
+
+
+def test_expire_pexpire_and_absolute_forms(r):
+    r.set("k", "v")
+    assert r.expire("k", 100) is True
+    assert 99 <= r.ttl("k") <= 100
+    assert r.pexpire("k", 50000) is True
+    assert 49000 < r.pttl("k") <= 50000
+    assert r.expireat("k", 4000000000) is True
+    assert r.expiretime("k") == 4000000000
+    assert r.pexpiretime("k") == 4000000000000
+    assert r.pexpireat("k", 4000000000123) is True
+    assert r.pexpiretime("k") == 4000000000123
+    assert r.expire("nokey", 100) is False
+    assert r.pexpireat("nokey", 4000000000000) is False
+
+
+def test_expiretime_rounds_to_nearest_second(r):
+    r.set("k", "v")
+    r.pexpireat("k", 4000000000600)
+    assert r.expiretime("k") == 4000000001
+    r.pexpireat("k", 4000000000400)
+    assert r.expiretime("k") == 4000000000
+
+
+def test_past_or_zero_expire_deletes_at_once(r):
+    for setter in (lambda: r.expire("k", 0), lambda: r.expire("k", -10),
+                   lambda: r.pexpire("k", -1), lambda: r.expireat("k", 1),
+                   lambda: r.pexpireat("k", 1)):
+        r.set("k", "v")
+        assert setter() is True
+        assert r.exists("k") == 0
+
+
+def test_persist(r):
+    r.set("k", "v", ex=100)
+    assert r.persist("k") is True
+    assert r.ttl("k") == -1
+    assert r.persist("k") is False
+    assert r.persist("nokey") is False
+
+
+def test_expire_nx_xx_gt_lt(r):
+    r.set("k", "v")
+    assert r.expire("k", 100, xx=True) is False  # no TTL yet
+    assert r.expire("k", 100, gt=True) is False  # no TTL counts as infinite
+    assert r.expire("k", 100, nx=True) is True
+    assert r.expire("k", 200, nx=True) is False
+    assert r.expire("k", 200, xx=True) is True
+    assert r.expire("k", 100, gt=True) is False
+    assert r.expire("k", 300, gt=True) is True
+    assert r.expire("k", 400, lt=True) is False
+    assert r.expire("k", 50, lt=True) is True
+    assert 49 <= r.ttl("k") <= 50
+    r.persist("k")
+    assert r.expire("k", 50, lt=True) is True  # any TTL is less than none
+    assert cmd(r, "EXPIRE", "k", "10", "xx", "GT") == 0  # XX and GT both apply
+    assert cmd(r, "EXPIRE", "k", "100", "xx", "GT") == 1
+
+
+def test_expire_option_errors(r):
+    r.set("k", "v")
+    nx_text = "NX and XX, GT or LT options at the same time are not compatible"
+    for opts in (["NX", "XX"], ["NX", "GT"], ["LT", "NX"], ["nx", "xx", "gt"]):
+        assert err(cmd, r, "EXPIRE", "k", "10", *opts) == nx_text, opts
+    assert err(cmd, r, "EXPIRE", "k", "10", "GT", "LT") == \
+        "GT and LT options at the same time are not compatible"
+    assert err(cmd, r, "EXPIRE", "k", "10", "FOO") == "Unsupported option FOO"
+    # Options are checked before the time argument.
+    assert err(cmd, r, "EXPIRE", "k", "abc", "NX", "XX") == nx_text
+    assert err(cmd, r, "EXPIRE", "k", "abc") == "value is not an integer or out of range"
+    assert r.ttl("k") == -1
+
+
+@pytest.mark.parametrize("name,value", [
+    ("expire", str(LLONG_MAX)), ("expire", str(LLONG_MAX // 1000 + 1)),
+    ("expire", str(-(LLONG_MAX // 1000) - 1)), ("pexpire", str(LLONG_MAX)),
+    ("expireat", str(LLONG_MAX)), ("pexpire", str(LLONG_MAX - 1000)),
+])
+def test_expire_overflow_texts(r, name, value):
+    r.set("k", "v")
+    assert err(cmd, r, name.upper(), "k", value) == f"invalid expire time in '{name}' command"
+    assert r.ttl("k") == -1
+
+
+def test_overwrite_clears_ttl_but_changes_in_place_keep_it(r):
+    r.set("k", "v", ex=100)
+    r.set("k", "w")
+    assert r.ttl("k") == -1
+    r.set("k", "1", ex=100)
+    r.incr("k")
+    r.append("k", "0")
+    r.setrange("k", 0, "9")
+    assert 99 <= r.ttl("k") <= 100
+    r.hset("h", "f", "v")
+    r.expire("h", 100)
+    r.hset("h", "g", "w")
+    r.hdel("h", "f")
+    assert 99 <= r.ttl("h") <= 100
+
+
+# --- lazy and active expiry --------------------------------------------------------------
+
+def test_lazy_expiry_on_access(r):
+    r.set("s", "v", px=50)
+    r.hset("h", "f", "v")
+    r.pexpire("h", 50)
+    time.sleep(0.12)
+    assert r.get("s") is None
+    assert r.hgetall("h") == {}
+    assert r.exists("s", "h") == 0
+    assert r.ttl("s") == -2
+    assert r.type("h") == b"none"
+    # An expired key is gone for writers too: a fresh key without the old TTL.
+    r.set("w", "1", px=50)
+    time.sleep(0.12)
+    assert r.incr("w") == 1
+    assert r.ttl("w") == -1
+
+
+def test_expired_key_is_not_listed(r):
+    r.set("dead", "v", px=30)
+    r.set("live", "v")
+    time.sleep(0.1)
+    assert r.keys("*") == [b"live"]
+    seen, cursor = [], 0
+    while True:
+        cursor, batch = r.scan(cursor)
+        seen += batch
+        if cursor == 0:
+            break
+    assert seen == [b"live"]
+
+
+def _keyspace_keys(r):
+    return r.info("keyspace").get("db0", {}).get("keys", 0)
+
+
+def test_active_expiry_reclaims_untouched_keys(r):
+    before = r.info("stats")["expired_keys"]
+    r.set("keep", "v")
+    r.mset({f"k{i}": i for i in range(200)})
+    for i in range(200):
+        r.pexpire(f"k{i}", 100)
+    assert _keyspace_keys(r) == 201
+    assert r.info("keyspace")["db0"]["expires"] == 200
+    # Nobody reads the keys: only the server's periodic cycle can reclaim them.
+    assert wait_for(lambda: _keyspace_keys(r) == 1, timeout=2.0)
+    assert r.dbsize() == 1
+    assert r.info("stats")["expired_keys"] - before == 200
+
+
+def test_active_expiry_in_another_db(r):
+    r.execute_command("SELECT", 3)
+    try:
+        r.set("k", "v", px=100)
+        assert wait_for(lambda: "db3" not in r.info("keyspace"), timeout=2.0)
+    finally:
+        r.execute_command("SELECT", 0)
+
+
+# --- WATCH and expiry --------------------------------------------------------------------
+
+def _exec_after_watch(client, between):
+    client.execute_command("WATCH", "k")
+    between()
+    client.execute_command("MULTI")
+    client.execute_command("SET", "x", "1")
+    return client.execute_command("EXEC")
+
+
+def test_watched_key_that_expires_aborts_exec(r, make_client):
+    c = make_client()
+    r.set("k", "v", px=100)
+    assert _exec_after_watch(c, lambda: time.sleep(0.3)) is None
+    assert r.exists("x") == 0
+
+
+def test_watched_key_expired_and_read_by_another_client_aborts_exec(r, make_client):
+    c = make_client()
+    r.set("k", "v", px=100)
+
+    def between():
+        time.sleep(0.2)
+        assert r.get("k") is None
+
+    assert _exec_after_watch(c, between) is None
+
+
+def test_watched_key_with_ttl_that_has_not_expired_does_not_abort(r, make_client):
+    c = make_client()
+    r.set("k", "v", ex=100)
+    assert _exec_after_watch(c, lambda: r.ttl("k")) == [b"OK"]
+
+
+def test_expire_and_persist_of_watched_key(r, make_client):
+    c = make_client()
+    r.set("k", "v")
+    assert _exec_after_watch(c, lambda: r.expire("k", 100)) is None
+    # PERSIST of a key without TTL changes nothing.
+    r.persist("k")
+    assert _exec_after_watch(c, lambda: r.persist("k")) == [b"OK"]
+    assert _exec_after_watch(c, lambda: r.persist("k") or r.expire("k", 50)) is None
+    assert _exec_after_watch(c, lambda: r.persist("k")) is None
