@@ -7,7 +7,6 @@ for every sample (memory and seek measurements need a clean process).
 
 from __future__ import annotations
 
-import random
 import time
 from dataclasses import dataclass, field
 
@@ -458,30 +457,34 @@ class Memory(Workload):
 
 
 class Seek(Workload):
-    """Cost of XRANGE key id id for random existing ids as the stream grows (fresh server,
-    loaded with pipelined XADD and explicit increasing IDs). One client, pipeline 16."""
+    """Cost of a seek to a random position as the stream grows: ``XREAD COUNT 1 STREAMS key
+    <random id>`` (the first entry after a random existing ID) driven by redis-benchmark at
+    50 clients x P16, reported as µs per op at saturation (1 / throughput). The stream lives
+    in a fresh server, loaded with pipelined XADD and explicit increasing IDs ``1-0..N-0``."""
 
     name = "seek"
-    tool = "python (raw socket + hiredis), pipelined P16"
+    tool = "redis-benchmark 50x16 (1/throughput); python loader"
     fresh = True
-    DEPTH = 16
 
     @property
     def title(self):
-        return "Seek: XRANGE key id id, random existing ids, by stream length"
+        return "Seek: XREAD COUNT 1 from a random existing id, by stream length"
 
     def metrics(self, p):
-        return [Metric(f"seek.{size_label(n)}", f"seek XRANGE id id @ {size_label(n)} entries",
+        return [Metric(f"seek.{size_label(n)}", f"seek XREAD COUNT 1 @ {size_label(n)} entries",
                        "µs/op", "lower") for n in p.seek_sizes]
 
     def rounds(self, p):
         return p.mem_rounds
 
+    def check(self, t):
+        super().check(t)
+        if not rbench.available():
+            raise NotApplicable("redis-benchmark not installed")
+
     def run(self, ctx, t, state, rnd):
         p = ctx.profile
-        rng = random.Random(1234 + rnd)
         key = b"bench:seek"
-        value = b"12345678"
         result: dict = {}
         extra: dict = {}
         sp = ctx.fleet.start(t.name)
@@ -500,7 +503,7 @@ class Seek(Workload):
                         continue
                     t0 = time.perf_counter()
                     try:
-                        added = load_stream(c, key, n - loaded, value, first_ms=loaded + 1,
+                        added = load_stream(c, key, n - loaded, b"12345678", first_ms=loaded + 1,
                                             explicit_ids=True,
                                             deadline=time.monotonic() + p.load_budget, check=guard)
                     except MemoryError as exc:
@@ -512,15 +515,18 @@ class Seek(Workload):
                         result[mkey] = RuntimeError(f"load cut at {loaded} entries after "
                                                     f"{p.load_budget:.0f}s")
                         break
-                    ids = [b"%d-0" % rng.randint(1, n) for _ in range(2048 * self.DEPTH)]
-                    sample = c.call(b"XRANGE", key, ids[0], ids[0])
-                    if not sample or sample[0][0] != ids[0]:
-                        raise RuntimeError(f"XRANGE {ids[0]!r} did not return the entry")
-                    batches = [b"".join(encode(b"XRANGE", key, i, i)
-                                        for i in ids[j:j + self.DEPTH])
-                               for j in range(0, len(ids), self.DEPTH)]
-                    res = loadgen.pipelined_fixed(sp.port, batches, self.DEPTH, p.seek_seconds)
-                    result[mkey] = res["us_per_op"]
+                    probe = n // 2
+                    sample = c.call(b"XREAD", b"COUNT", b"1", b"STREAMS", key, b"%012d" % probe)
+                    if not sample or sample[0][1][0][0] != b"%d-0" % (probe + 1):
+                        raise RuntimeError(f"XREAD from {probe} returned {sample!r:.100}")
+                    cmd = ["XREAD", "COUNT", "1", "STREAMS", key.decode(), "__rand_int__"]
+                    warm = rbench.run(sp.port, cmd, clients=50, pipeline=16, requests=8000,
+                                      randomkeys=n - 1)
+                    req = int(max(8000, min(2_000_000, warm["ops_per_sec"] * p.seek_seconds)))
+                    res = rbench.run(sp.port, cmd, clients=50, pipeline=16, requests=req,
+                                     randomkeys=n - 1)
+                    result[mkey] = 1e6 / res["ops_per_sec"]
+                    extra[f"ops_per_sec_{label}"] = res["ops_per_sec"]
                 extra["rss_bytes"] = sp.rss_bytes()
         finally:
             ctx.fleet.stop(sp)
