@@ -340,8 +340,26 @@ def test_tail_node_reopened_after_config_change():
 
 # --- cost and memory -----------------------------------------------------------------------
 
+def _fill_seekable(n):
+    s = Stream()
+    app = s.append
+    for i in range(n):
+        app(make_id(1_000 + i // 4, i % 4), [b"field", b"%08d" % i], 100, 4096)
+    return s
+
+
+def _seek_time(stream, n, reps=3000):
+    # IDs spread over the whole stream so each lookup really has to find its node
+    t = time.perf_counter()
+    for k in range(reps):
+        i = (k * 7919) % n
+        assert stream.range(make_id(1_000 + i // 4, i % 4), END, 1)[0][0] == \
+            make_id(1_000 + i // 4, i % 4)
+    return (time.perf_counter() - t) / reps
+
+
 @pytest.mark.slow
-def test_memory_and_seek_scale():
+def test_memory_per_entry():
     import tracemalloc
 
     # 1M entries measure ~33 B/entry (see the report); tracemalloc makes that slow, and the
@@ -349,26 +367,19 @@ def test_memory_and_seek_scale():
     n = 50_000
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
-    s = Stream()
-    app = s.append
-    for i in range(n):
-        app((1_700_000_000_000 + i // 4 << 64) | (i % 4), [b"field", b"%08d" % i], 100, 4096)
+    s = _fill_seekable(n)
     per_entry = (tracemalloc.get_traced_memory()[0] - base) / n
     tracemalloc.stop()
+    assert s.length == n
     assert per_entry < 80, per_entry
-    small = Stream()
-    for i in range(10_000):
-        small.append(make_id(i + 1, 0), FV, 100, 4096)
 
-    def seek_time(stream, top):
-        t = time.perf_counter()
-        for k in range(2000):
-            stream.range(make_id((k * 7919) % top + 1, 0), END, 1)
-        return (time.perf_counter() - t) / 2000
 
-    t_small = seek_time(small, 10_000)
-    t_big = min(seek_time(s, 12_000), seek_time(s, 12_000))
-    assert t_big < t_small * 4  # logarithmic, not linear (100x more entries)
+@pytest.mark.slow
+def test_seek_is_logarithmic():
+    small, big = _fill_seekable(2_000), _fill_seekable(200_000)
+    t_small = min(_seek_time(small, 2_000), _seek_time(small, 2_000))
+    t_big = min(_seek_time(big, 200_000), _seek_time(big, 200_000))
+    assert t_big < t_small * 3  # 100x more entries; a linear scan would be ~100x slower
 
 
 # --- model-based ----------------------------------------------------------------------------
