@@ -250,6 +250,8 @@ def markdown(data: dict) -> str:
 
 
 def chart(data: dict, path: str) -> bool:
+    """Left: performance relative to Redis. Right: streamd's own targets (IDMP vs plain,
+    seek growth, memory), each as measured / threshold."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -265,28 +267,46 @@ def chart(data: dict, path: str) -> bool:
         target = next((c["threshold"] for c in data.get("checks", [])
                        if c["metric"] == key and c["kind"] == "vs_redis"), None)
         rows.append((m["title"], sd, fk, target))
-    if not rows:
+    own = [(f"{data['metrics'][c['metric']]['title']} ({c['label']})", c["value"] / c["threshold"],
+            c["pass"]) for c in data.get("checks", [])
+           if c["kind"] in ("vs_plain", "absolute", "growth") and c["value"] is not None]
+    if not rows and not own:
         return False
-    fig, ax = plt.subplots(figsize=(10, 0.45 * len(rows) + 1.8))
-    ys = range(len(rows))
+    n = max(len(rows), len(own), 1)
+    fig, axes = plt.subplots(1, 2, figsize=(15, 0.42 * n + 2.0),
+                             gridspec_kw={"width_ratios": [3, 2]})
+    ax = axes[0]
     h = 0.38
-    ax.barh([y - h / 2 for y in ys], [r[1] or 0 for r in rows], height=h, label="streamd",
-            color="#2b7bba")
-    ax.barh([y + h / 2 for y in ys], [r[2] or 0 for r in rows], height=h, label="fakeredis",
-            color="#bbbbbb")
-    for y, r in zip(ys, rows):
-        if r[3] is not None:
-            ax.plot([r[3], r[3]], [y - h, y], color="#d62728", lw=2)
+    ys = list(range(len(rows)))
+    if rows:
+        ax.barh([y - h / 2 for y in ys], [r[1] or 0 for r in rows], height=h, label="streamd",
+                color="#2b7bba")
+        ax.barh([y + h / 2 for y in ys], [r[2] or 0 for r in rows], height=h, label="fakeredis",
+                color="#bbbbbb")
+        for y, r in zip(ys, rows):
+            if r[3] is not None:
+                ax.plot([r[3], r[3]], [y - h, y], color="#d62728", lw=2)
+        ax.set_xscale("log")
+        ax.legend(loc="lower right", fontsize=8)
     ax.axvline(1.0, color="black", lw=0.8)
-    ax.set_xscale("log")
-    ax.set_yticks(list(ys))
+    ax.set_yticks(ys)
     ax.set_yticklabels([r[0] for r in rows], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("performance relative to Redis, same run (log; >1 = better; red = target)")
-    ax.set_title(f"streamd benchmark ({data['meta']['mode']}, {data['meta']['started_utc']})")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlabel("relative to Redis, same run (log; >1 = better; red = target)")
+    ax.set_title("vs Redis", fontsize=10)
+    ax = axes[1]
+    ys = list(range(len(own)))
+    ax.barh(ys, [o[1] for o in own], height=0.5,
+            color=["#2ca02c" if o[2] else "#d62728" for o in own])
+    ax.axvline(1.0, color="black", lw=0.8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([o[0] for o in own], fontsize=8)
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlabel("measured / threshold (green = pass; ≥ targets need >1, ≤ targets <1)")
+    ax.set_title("streamd's own targets", fontsize=10)
+    fig.suptitle(f"streamd benchmark ({data['meta']['mode']}, {data['meta']['started_utc']})")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
     return True
 
