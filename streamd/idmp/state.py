@@ -1,0 +1,254 @@
+"""Per-stream idempotent-production state: producers, their (iid -> stream id) records,
+the MAXSIZE bound, and the lifetime counters.
+
+Data rules only: no command names, no wire texts. Stream ids are the ints of
+``store.streamid`` (``(ms << 64) | seq``); the expiry rule only needs ``sid >> 64``.
+
+Expiry is driven by ``IdmpRegistry.expire(now_ms)`` (the server's periodic tick), never by
+``lookup``: Redis does not check expiry at lookup time, so a record past its window still
+deduplicates until the next tick removes it. A state tells its registry the earliest time
+one of its records can expire (``_due``); the registry calls ``_expire_due`` at that time.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+
+class IdmpConflict(Exception):
+    """``restore`` of a (pid, iid) pair already mapped to a different stream id."""
+
+    def __init__(self, existing: int):
+        super().__init__(existing)
+        self.existing = existing  # the stream id the pair is already mapped to
+
+
+class Producer:
+    """One producer's records.
+
+    ``ids`` answers "seen this iid?" and holds the one reference to each record's stream
+    id; ``order`` holds the same iid objects oldest-first (values are ``None``, so a record
+    costs no object beyond the iid bytes and the sid int). Invariants: both have exactly the
+    same keys; ``len(ids) <= maxsize`` of the owning state; never empty while in the state.
+    """
+
+    __slots__ = ("ids", "order")
+
+    def __init__(self):
+        self.ids: dict[bytes, int] = {}  # iid -> stream id it produced
+        self.order: OrderedDict[bytes, None] = OrderedDict()  # iids, insertion order
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def head_sid(self) -> int:
+        """Stream id of the oldest record (the producer is never empty)."""
+        return self.ids[next(iter(self.order))]
+
+    def items(self):
+        """(iid, sid) pairs, oldest first."""
+        ids = self.ids
+        return [(iid, ids[iid]) for iid in self.order]
+
+    def _add(self, iid: bytes, sid: int) -> None:
+        self.ids[iid] = sid
+        self.order[iid] = None
+
+    def _pop_oldest(self) -> int:
+        iid, _ = self.order.popitem(last=False)
+        return self.ids.pop(iid)
+
+    def _copy(self) -> "Producer":
+        p = Producer.__new__(Producer)
+        p.ids = self.ids.copy()
+        p.order = self.order.copy()
+        return p
+
+
+class IdmpState:
+    """IDMP state of one stream.
+
+    Create it through ``IdmpRegistry.new_state(duration, maxsize)`` so expiry runs; a state
+    without a registry (unit tests) expires only through ``purge(now_ms)``.
+    """
+
+    __slots__ = ("duration", "maxsize", "producers", "iids_added", "iids_duplicates",
+                 "_tracked", "_due", "_registry", "_ref", "__weakref__")
+
+    def __init__(self, duration: int, maxsize: int, registry=None):
+        self.duration = duration  # seconds a record lives, measured from its sid's ms (>= 1)
+        self.maxsize = maxsize  # most records one producer keeps; oldest evicted first (>= 1)
+        self.producers: dict[bytes, Producer] = {}  # pid -> producer; no empty producers
+        self.iids_added = 0  # lifetime count of records added by appends; survives clearing
+        self.iids_duplicates = 0  # lifetime count of duplicate lookups; survives clearing
+        self._tracked = 0  # sum of len(producer) over producers (iids_tracked in O(1))
+        # Earliest ms at which some record expires, or None when no record is held. Whenever
+        # it is set, the registry holds a heap entry with this exact value (stale entries,
+        # whose due differs from the state's, are skipped by the registry).
+        self._due: int | None = None
+        self._registry = registry
+        self._ref = None  # weakref to self, made once, shared by this state's heap entries
+
+    # --- stats ---------------------------------------------------------------------------
+    @property
+    def pids_tracked(self) -> int:
+        return len(self.producers)
+
+    @property
+    def iids_tracked(self) -> int:
+        return self._tracked
+
+    # --- the XADD path -------------------------------------------------------------------
+    def lookup(self, pid: bytes, iid: bytes) -> int | None:
+        """The stream id recorded for (pid, iid), counting a duplicate; else ``None``.
+
+        No expiry check: a record stays a duplicate until the tick removes it, as in Redis.
+        The id may name an entry since deleted or trimmed; that is by design.
+        """
+        p = self.producers.get(pid)
+        if p is None:
+            return None
+        sid = p.ids.get(iid)
+        if sid is not None:
+            self.iids_duplicates += 1
+        return sid
+
+    def record(self, pid: bytes, iid: bytes, sid: int) -> None:
+        """Record (pid, iid) -> sid after a successful append of entry ``sid``.
+
+        Counts it in ``iids_added``; if the producer then holds more than ``maxsize``
+        records, its single oldest one is evicted (one insert can only overflow by one).
+        The producer is created here, not at lookup, so a failed append leaves nothing.
+        """
+        p = self.producers.get(pid)
+        if p is None:
+            p = self.producers[pid] = Producer()
+        elif iid in p.ids:
+            # Not reached through XADD (lookup came first); keep the invariants anyway:
+            # the pair is re-recorded as the newest.
+            del p.order[iid]
+            del p.ids[iid]
+            self._tracked -= 1
+        p._add(iid, sid)
+        self._tracked += 1
+        self.iids_added += 1
+        if len(p.ids) > self.maxsize:
+            p._pop_oldest()
+            self._tracked -= 1
+        self._schedule_for(sid)
+
+    def restore(self, pid: bytes, iid: bytes, sid: int) -> bool:
+        """Re-create a record (AOF replay). True if added, False if already identical.
+
+        Raises ``IdmpConflict`` when the pair maps to a different id. A restored record is
+        appended as the producer's newest, obeys ``maxsize`` and expiry like any other, but
+        is not counted in ``iids_added``: it re-creates an earlier add rather than making a
+        new one.
+        """
+        p = self.producers.get(pid)
+        if p is not None:
+            existing = p.ids.get(iid)
+            if existing is not None:
+                if existing != sid:
+                    raise IdmpConflict(existing)
+                return False
+        else:
+            p = self.producers[pid] = Producer()
+        p._add(iid, sid)
+        self._tracked += 1
+        if len(p.ids) > self.maxsize:
+            p._pop_oldest()
+            self._tracked -= 1
+        self._schedule_for(sid)
+        return True
+
+    # --- configuration -------------------------------------------------------------------
+    def configure(self, duration: int | None = None, maxsize: int | None = None) -> bool:
+        """Store the given values; if any differs from the current one, drop every record.
+
+        Returns whether anything changed. The lifetime counters survive; setting a value
+        equal to the current one keeps the records (Redis treats it as a no-op).
+        """
+        changed = False
+        if duration is not None and duration != self.duration:
+            self.duration = duration
+            changed = True
+        if maxsize is not None and maxsize != self.maxsize:
+            self.maxsize = maxsize
+            changed = True
+        if changed:
+            self.clear()
+        return changed
+
+    def clear(self) -> None:
+        """Drop all producers and records (counters kept)."""
+        self.producers = {}
+        self._tracked = 0
+        self._due = None  # the registry's pending entry is now stale and will be skipped
+
+    # --- expiry --------------------------------------------------------------------------
+    def purge(self, now_ms: int) -> int:
+        """Remove records expired at ``now_ms``; returns how many. Safe to call any time."""
+        return self._expire_due(now_ms)
+
+    def _expire_due(self, now_ms: int) -> int:
+        # A record expires when its sid's ms <= now - duration; records are popped from each
+        # producer's oldest end and the walk stops at the first live one (insertion order,
+        # not sid order, as in Redis). Empty producers are removed.
+        cutoff = now_ms - self.duration * 1000
+        removed = 0
+        next_head_ms = None
+        producers = self.producers
+        for pid in list(producers):
+            p = producers[pid]
+            order, ids = p.order, p.ids
+            while order:
+                iid = next(iter(order))
+                ms = ids[iid] >> 64
+                if ms > cutoff:
+                    if next_head_ms is None or ms < next_head_ms:
+                        next_head_ms = ms
+                    break
+                order.popitem(last=False)
+                del ids[iid]
+                removed += 1
+            if not order:
+                del producers[pid]
+        self._tracked -= removed
+        if next_head_ms is None:
+            self._due = None
+        else:
+            due = next_head_ms + self.duration * 1000
+            if due != self._due:
+                self._due = due
+                if self._registry is not None:
+                    self._registry._schedule(self, due)
+        return removed
+
+    def _schedule_for(self, sid: int) -> None:
+        # Called after a record was added: the state's earliest expiry can only move
+        # earlier (usually it doesn't move at all, sids grow), so at most one heap push.
+        due = (sid >> 64) + self.duration * 1000
+        if self._due is None or due < self._due:
+            self._due = due
+            if self._registry is not None:
+                self._registry._schedule(self, due)
+
+    # --- copying -------------------------------------------------------------------------
+    def copy(self) -> "IdmpState":
+        """An independent copy (COPY command), registered with the same registry."""
+        c = IdmpState(self.duration, self.maxsize, self._registry)
+        c.producers = {pid: p._copy() for pid, p in self.producers.items()}
+        c.iids_added = self.iids_added
+        c.iids_duplicates = self.iids_duplicates
+        c._tracked = self._tracked
+        if self._due is not None:
+            c._due = self._due
+            if self._registry is not None:
+                self._registry._schedule(c, self._due)
+        return c
+
+    def __repr__(self):
+        return (f"IdmpState(duration={self.duration}, maxsize={self.maxsize}, "
+                f"pids={self.pids_tracked}, iids={self._tracked}, added={self.iids_added}, "
+                f"duplicates={self.iids_duplicates})")
