@@ -1,0 +1,266 @@
+"""MULTI/EXEC/DISCARD/WATCH/UNWATCH: queueing, aborts, per-command errors, WATCH rules."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+EXECABORT = "Transaction discarded because of previous errors."
+
+
+class Session:
+    """One raw connection; error replies come back as ``"ERR:<text>"`` strings so a test
+    can assert on whole exchanges (redis-py's pipeline hides the QUEUED replies)."""
+
+    def __init__(self, target, protocol=2):
+        self.conn = redis.Connection(host=target.host, port=target.port, db=target.db,
+                                     password=target.password, protocol=protocol,
+                                     socket_timeout=10)
+        self.conn.connect()
+
+    def __call__(self, *args):
+        self.conn.send_command(*args)
+        try:
+            reply = self.conn.read_response()
+        except redis.ResponseError as exc:
+            return f"ERR:{exc}"
+        if isinstance(reply, redis.ResponseError):
+            return f"ERR:{reply}"
+        return reply
+
+    def close(self):
+        self.conn.disconnect()
+
+
+@pytest.fixture
+def s(target, r):
+    sessions = []
+
+    def make(protocol=2):
+        sess = Session(target, protocol)
+        sessions.append(sess)
+        return sess
+
+    yield make
+    for sess in sessions:
+        sess.close()
+
+
+def test_multi_exec_basic(r, s):
+    c = s()
+    assert c("MULTI") == b"OK"
+    assert c("SET", "a", "1") == b"QUEUED"
+    assert c("INCR", "a") == b"QUEUED"
+    assert c("GET", "a") == b"QUEUED"
+    assert r.get("a") is None  # nothing runs before EXEC
+    assert c("EXEC") == [b"OK", 2, b"2"]
+
+
+def test_empty_transaction(s):
+    c = s()
+    c("MULTI")
+    assert c("EXEC") == []
+
+
+def test_exec_and_discard_without_multi(s):
+    c = s()
+    assert c("EXEC") == "ERR:EXEC without MULTI"
+    assert c("DISCARD") == "ERR:DISCARD without MULTI"
+
+
+def test_nested_multi_is_an_error_that_does_not_abort(s):
+    c = s()
+    c("MULTI")
+    assert c("MULTI") == "ERR:MULTI calls can not be nested"
+    assert c("SET", "a", "1") == b"QUEUED"
+    assert c("EXEC") == [b"OK"]
+
+
+def test_watch_inside_multi_is_an_error_that_does_not_abort(s):
+    c = s()
+    c("MULTI")
+    assert c("WATCH", "a") == "ERR:WATCH inside MULTI is not allowed"
+    assert c("SET", "a", "1") == b"QUEUED"
+    assert c("EXEC") == [b"OK"]
+
+
+@pytest.mark.parametrize("bad,text", [
+    (("FOO", "x"), "ERR:unknown command 'FOO', with args beginning with: 'x' "),
+    (("GET",), "ERR:wrong number of arguments for 'get' command"),
+    (("SET",), "ERR:wrong number of arguments for 'set' command"),
+    (("OBJECT", "FOO", "k"), "ERR:unknown subcommand 'FOO'. Try OBJECT HELP."),
+    (("OBJECT", "ENCODING"), "ERR:wrong number of arguments for 'object|encoding' command"),
+])
+def test_queueing_error_makes_exec_abort(r, s, bad, text):
+    c = s()
+    c("MULTI")
+    assert c("SET", "a", "1") == b"QUEUED"
+    assert c(*bad) == text
+    assert c("SET", "b", "1") == b"QUEUED"
+    assert c("EXEC") == f"ERR:{EXECABORT}"
+    assert r.exists("a", "b") == 0
+    # The transaction is over: the connection is back to normal.
+    assert c("EXEC") == "ERR:EXEC without MULTI"
+    assert c("PING") == b"PONG"
+
+
+def test_runtime_errors_are_per_command_replies(r, s):
+    c = s()
+    r.hset("h", "f", "v")
+    c("MULTI")
+    c("INCR", "h")
+    c("SET", "b", "2")
+    c("EXPIRE", "b", "10", "NX", "XX")
+    c("SET", "q", "1", "EX", "0")
+    c("INCR", "b")
+    replies = c("EXEC")
+    assert len(replies) == 5
+    assert isinstance(replies[0], redis.ResponseError)
+    assert str(replies[0]).startswith("WRONGTYPE")
+    assert replies[1] == b"OK"
+    assert str(replies[2]) == "NX and XX, GT or LT options at the same time are not compatible"
+    assert str(replies[3]) == "invalid expire time in 'set' command"
+    assert replies[4] == 3
+    assert r.get("b") == b"3"
+
+
+def test_discard(r, s):
+    c = s()
+    c("MULTI")
+    c("SET", "a", "1")
+    assert c("DISCARD") == b"OK"
+    assert r.exists("a") == 0
+    assert c("GET", "a") is None
+
+
+def test_select_inside_transaction(r, s):
+    c = s()
+    c("MULTI")
+    c("SELECT", "1")
+    c("SET", "z", "1")
+    assert c("EXEC") == [b"OK", b"OK"]
+    assert c("GET", "z") == b"1"  # the SELECT sticks after EXEC
+    assert r.get("z") is None
+
+
+def test_watch_aborts_on_write_by_another_client(r, s):
+    c = s()
+    assert c("WATCH", "w") == b"OK"
+    r.set("w", "1")
+    c("MULTI")
+    c("SET", "x", "1")
+    assert c("EXEC") is None
+    assert r.exists("x") == 0
+
+
+def test_watch_aborts_on_own_write_before_multi(s):
+    c = s()
+    c("WATCH", "w")
+    c("SET", "w", "1")
+    c("MULTI")
+    c("PING")
+    assert c("EXEC") is None
+
+
+def test_watch_not_aborted_by_reads_or_noop_writes(r, s):
+    c = s()
+    r.set("w", "1")
+    r.hset("h", "f", "v")
+    c("WATCH", "w", "h", "missing")
+    r.get("w")
+    r.set("w", "2", nx=True)       # refused: no change
+    r.hdel("h", "nofield")         # nothing removed
+    r.delete("missing")            # nothing to delete
+    r.setrange("w", 0, "")         # empty write changes nothing
+    r.persist("w")                 # no TTL to remove
+    c("MULTI")
+    c("PING")
+    assert c("EXEC") == [b"PONG"]
+
+
+@pytest.mark.parametrize("write", [
+    lambda r: r.set("w", "v"),
+    lambda r: r.getdel("w"),
+    lambda r: r.delete("w"),
+    lambda r: r.expire("w", 100),
+    lambda r: r.incrbyfloat("w", 1),
+    lambda r: r.append("w", ""),
+    lambda r: r.rename("other", "w"),
+    lambda r: r.move("w", 1),
+    lambda r: r.flushdb(),
+])
+def test_watch_aborts_on_each_kind_of_write(r, s, write):
+    r.set("w", "1")
+    r.set("other", "2")
+    c = s()
+    c("WATCH", "w")
+    write(r)
+    c("MULTI")
+    c("PING")
+    assert c("EXEC") is None
+    r.execute_command("SELECT", 1)
+    r.flushdb()
+    r.execute_command("SELECT", 0)
+
+
+def test_own_queued_write_to_watched_key_does_not_abort(s):
+    c = s()
+    c("WATCH", "w")
+    c("MULTI")
+    c("SET", "w", "2")
+    assert c("EXEC") == [b"OK"]
+
+
+def test_unwatch_and_exec_and_discard_clear_watches(r, s):
+    c = s()
+    c("WATCH", "w")
+    r.set("w", "1")
+    assert c("UNWATCH") == b"OK"
+    c("MULTI")
+    c("PING")
+    assert c("EXEC") == [b"PONG"]
+    # EXEC (even aborted) forgets the watched keys.
+    c("WATCH", "w")
+    r.set("w", "2")
+    c("MULTI")
+    assert c("EXEC") is None
+    r.set("w", "3")
+    c("MULTI")
+    assert c("EXEC") == []
+    # So does DISCARD.
+    c("WATCH", "w")
+    r.set("w", "4")
+    c("MULTI")
+    c("DISCARD")
+    c("MULTI")
+    assert c("EXEC") == []
+
+
+def test_watch_is_per_database(r, s):
+    c = s()
+    c("WATCH", "w")
+    r.execute_command("SELECT", 1)
+    try:
+        r.set("w", "other db")
+    finally:
+        r.execute_command("SELECT", 0)
+    c("MULTI")
+    c("PING")
+    assert c("EXEC") == [b"PONG"]
+    r.execute_command("SELECT", 1)
+    r.flushdb()
+    r.execute_command("SELECT", 0)
+
+
+def test_resp3_shapes(r, s):
+    c = s(protocol=3)
+    r.hset("h", "f", "v")
+    c("MULTI")
+    c("HGETALL", "h")
+    c("GET", "nokey")
+    assert c("EXEC") == [{b"f": b"v"}, None]
+    c("WATCH", "h")
+    r.hset("h", "g", "w")
+    c("MULTI")
+    c("PING")
+    assert c("EXEC") is None
