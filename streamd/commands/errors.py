@@ -75,3 +75,75 @@ def _show(value: bytes | str, limit: int = 128) -> str:
     # Redis sanitises the echoed argument so the error stays one line.
     value = value[:limit]
     return "".join(ch if ch.isprintable() else " " for ch in value)
+
+
+# --- Consumer groups (commands/groups.py) ----------------------------------------------
+# Names prefixed GRP_ so that they cannot collide with the stream family's additions.
+GRP_INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
+GRP_INVALID_START = "ERR invalid start ID for the interval"
+GRP_INVALID_END = "ERR invalid end ID for the interval"
+GRP_BUSYGROUP = "BUSYGROUP Consumer Group name already exists"
+GRP_KEY_REQUIRED = (
+    "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may "
+    "want to use the MKSTREAM option to create an empty stream automatically."
+)
+GRP_ENTRIESREAD = "ERR value for ENTRIESREAD must be positive or -1"
+GRP_MISSING_GROUP = "ERR Missing GROUP option for XREADGROUP"
+GRP_UNBALANCED = (
+    "ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must "
+    "be specified."
+)
+GRP_CLAIM_NOT_INT = "ERR min-idle-time is not an integer or out of range"
+GRP_CLAIM_NEGATIVE = "ERR min-idle-time must be a positive integer"
+_MEANINGLESS = (
+    "ERR The {0} ID is meaningless in the context of XREADGROUP: you want to read the "
+    "history of this consumer by specifying a proper ID, or use the > ID to get new "
+    "messages. The {0} ID would just return an empty result set."
+)
+GRP_DOLLAR_MEANINGLESS = _MEANINGLESS.format("$")
+GRP_PLUS_MEANINGLESS = _MEANINGLESS.format("+")
+GRP_XCLAIM_MIN_IDLE = "ERR Invalid min-idle-time argument for XCLAIM"
+GRP_XAUTOCLAIM_MIN_IDLE = "ERR Invalid min-idle-time argument for XAUTOCLAIM"
+GRP_XCLAIM_IDLE = "ERR Invalid IDLE option argument for XCLAIM"
+GRP_XCLAIM_TIME = "ERR Invalid TIME option argument for XCLAIM"
+GRP_XCLAIM_RETRYCOUNT = "ERR Invalid RETRYCOUNT option argument for XCLAIM"
+GRP_XAUTOCLAIM_COUNT = "ERR COUNT must be > 0"
+GRP_XAUTOCLAIM_MEMORY = (
+    "ERR Insufficient memory, failed allocating transient memory, COUNT too high."
+)
+GRP_NUMIDS = "ERR Number of IDs must be a positive integer"
+GRP_NUMIDS_MISMATCH = "ERR The `numids` parameter must match the number of arguments"
+GRP_IDS_REQUIRED = "ERR IDS option is required"
+GRP_XNACK_MODE = "ERR mode must be SILENT, FAIL, or FATAL"
+GRP_XNACK_NO_IDS = "ERR syntax error, expected IDS keyword"
+GRP_XNACK_NUMIDS = "ERR numids must be a positive integer"
+GRP_XNACK_NUMIDS_MISMATCH = "ERR number of IDs doesn't match numids"
+GRP_XNACK_RETRYCOUNT = "ERR Invalid RETRYCOUNT value, must be >= 0"
+
+
+def _raw(value: bytes | str) -> str:
+    # Redis formats key/group names with %s and only turns CR/LF into spaces.
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    return value.replace("\r", " ").replace("\n", " ")
+
+
+def grp_nogroup_read(key: bytes, group: bytes) -> str:
+    return (f"NOGROUP No such key '{_raw(key)}' or consumer group '{_raw(group)}' in "
+            f"XREADGROUP with GROUP option")
+
+
+def grp_nogroup(key: bytes, group: bytes) -> str:
+    return f"NOGROUP No such key '{_raw(key)}' or consumer group '{_raw(group)}'"
+
+
+def grp_nogroup_for_key(key: bytes, group: bytes) -> str:
+    return f"NOGROUP No such consumer group '{_raw(group)}' for key name '{_raw(key)}'"
+
+
+def grp_xclaim_option(opt: bytes) -> str:
+    return f"ERR Unrecognized XCLAIM option '{_raw(opt)}'"
+
+
+def grp_xnack_option(opt: bytes) -> str:
+    return f"ERR Unrecognized XNACK option '{_raw(opt)}'"
