@@ -169,6 +169,9 @@ def xgroup_create(ctx, argv):
     db, k = ctx.db, argv[2]
     if s is None:  # MKSTREAM: only now that nothing can fail any more
         s = Stream()
+        from .idmp import new_idmp_state  # IDMP configs are copied at stream creation
+
+        s.idmp = new_idmp_state(ctx)
         db.add(k, s)
     if g is not None:
         raise CommandError(E.GRP_BUSYGROUP)

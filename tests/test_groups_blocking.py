@@ -1,0 +1,180 @@
+"""XREADGROUP ... BLOCK through the server (§5): wake-up by XADD, FIFO order, NOGROUP /
+WRONGTYPE after the group or key goes away, deadlines kept across re-blocks, and the
+CLAIM wake-ups. The blocked client is a raw socket so we see the exact reply bytes."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.test_groups import enc
+
+
+def send(conn, *args):
+    conn.send(enc(*args))
+
+
+def blocked_count(r) -> int:
+    return int(r.info("clients")["blocked_clients"])
+
+
+def wait_blocked(r, n=1, timeout=3.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if blocked_count(r) >= n:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"expected {n} blocked clients, have {blocked_count(r)}")
+
+
+@pytest.fixture
+def group(r):
+    r.xgroup_create("s", "g", "$", mkstream=True)
+    return r
+
+
+def test_xadd_wakes_a_blocked_reader(group, raw):
+    r = group
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c1", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r)
+    r.xadd("s", {"f": "v"}, id="5-0")
+    assert c.read_reply() == \
+        b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n5-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
+    assert r.xpending("s", "g")["consumers"] == [{"name": b"c1", "pending": 1}]
+
+
+def test_blocked_readers_are_served_fifo(group, raw):
+    r = group
+    c1, c2 = raw(), raw()
+    send(c1, "XREADGROUP", "GROUP", "g", "c1", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r, 1)
+    send(c2, "XREADGROUP", "GROUP", "g", "c2", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r, 2)
+    r.xadd("s", {"f": "v"}, id="1-0")
+    assert b"1-0" in c1.read_reply()
+    wait_blocked(r, 1)  # c2 found nothing left and blocked again
+    r.xadd("s", {"f": "v"}, id="2-0")
+    assert b"2-0" in c2.read_reply()
+
+
+# Redis 7.0 did not re-execute blocked commands: it replied "-NOGROUP the consumer group
+# this client was blocked on no longer exists" / "-UNBLOCKED the stream key no longer
+# exists" and could serve an empty per-stream list. 7.2+ re-runs the command (§5).
+@pytest.mark.min_redis("7.2")
+def test_group_destroy_wakes_with_nogroup(group, raw):
+    r = group
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r)
+    assert r.xgroup_destroy("s", "g") == 1
+    assert c.read_reply() == (b"-NOGROUP No such key 's' or consumer group 'g' in XREADGROUP "
+                              b"with GROUP option\r\n")
+
+
+@pytest.mark.min_redis("7.2")
+def test_key_deletion_wakes_with_nogroup(group, raw):
+    r = group
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r)
+    r.delete("s")
+    assert c.read_reply().startswith(b"-NOGROUP No such key 's' or consumer group 'g'")
+
+
+@pytest.mark.min_redis("7.2")
+def test_type_change_wakes_with_wrongtype(group, raw):
+    r = group
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r)
+    r.set("s", "now a string")
+    assert c.read_reply() == b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+
+
+def test_xread_stays_blocked_when_key_is_deleted(group, raw):
+    r = group
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    r.delete("s")
+    time.sleep(0.1)
+    assert blocked_count(r) == 1  # XREAD is not woken by a deletion
+    r.xadd("s", {"f": "v"}, id="1-0")
+    assert b"1-0" in c.read_reply()
+
+
+def test_timeout_replies_null_array_resp2_and_resp3(group, raw):
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "50", "STREAMS", "s", ">")
+    assert c.read_reply() == b"*-1\r\n"
+    c3 = raw()
+    send(c3, "HELLO", "3")
+    c3.read_reply()
+    send(c3, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "50", "STREAMS", "s", ">")
+    assert c3.read_reply() == b"_\r\n"
+
+
+@pytest.mark.min_redis("7.2")
+def test_reblocking_keeps_the_original_deadline(group, raw, make_client):
+    r = group
+    c = raw()
+    start = time.monotonic()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "1000", "STREAMS", "s", ">")
+    wait_blocked(r)
+    time.sleep(0.2)
+    # The entry is gone before the waiter re-runs: it must block again, not reply empty.
+    p = r.pipeline(transaction=True)
+    p.xadd("s", {"f": "v"}, id="1-0")
+    p.xdel("s", "1-0")
+    p.execute()
+    assert c.read_reply(timeout=3) == b"*-1\r\n"
+    elapsed = time.monotonic() - start
+    assert 0.9 <= elapsed < 1.4, elapsed
+
+
+def test_history_id_never_blocks(group, raw):
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", "0")
+    assert c.read_reply() == b"*1\r\n*2\r\n$1\r\ns\r\n*0\r\n"
+
+
+def test_multi_key_block_served_by_either(r, raw):
+    for k in ("a", "b"):
+        r.xgroup_create(k, "g", "$", mkstream=True)
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "a", "b", ">", ">")
+    wait_blocked(r)
+    r.xadd("b", {"f": "v"}, id="3-0")
+    assert c.read_reply().startswith(b"*1\r\n*2\r\n$1\r\nb\r\n")
+
+
+@pytest.mark.min_redis("8.4")
+def test_claim_block_wakes_when_pending_entry_becomes_claimable(group, raw):
+    r = group
+    r.xadd("s", {"f": "v"}, id="1-0")
+    r.xreadgroup("g", "a", {"s": ">"})
+    c = raw()
+    start = time.monotonic()
+    send(c, "XREADGROUP", "GROUP", "g", "b", "CLAIM", "300", "BLOCK", "3000",
+         "STREAMS", "s", ">")
+    reply = c.read_reply(timeout=5)
+    elapsed = time.monotonic() - start
+    assert b"1-0" in reply
+    assert 0.2 <= elapsed < 2.0, elapsed
+
+
+@pytest.mark.min_redis("8.8")
+def test_xnack_wakes_claim_blocked_reader(group, raw):
+    r = group
+    r.xadd("s", {"f": "v"}, id="1-0")
+    r.xreadgroup("g", "a", {"s": ">"})
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "b", "CLAIM", "3600000", "BLOCK", "0",
+         "STREAMS", "s", ">")
+    wait_blocked(r)
+    assert r.execute_command("XNACK", "s", "g", "FAIL", "IDS", "1", "1-0") == 1
+    reply = c.read_reply()
+    assert b"1-0" in reply
+    assert r.xpending_range("s", "g", "-", "+", 10)[0]["consumer"] == b"b"
