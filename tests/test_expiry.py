@@ -247,3 +247,18 @@ def test_expire_and_persist_of_watched_key(r, make_client):
     assert _exec_after_watch(c, lambda: r.persist("k")) == [b"OK"]
     assert _exec_after_watch(c, lambda: r.persist("k") or r.expire("k", 50)) is None
     assert _exec_after_watch(c, lambda: r.persist("k")) is None
+
+
+def test_key_already_expired_when_watched_is_just_absent(r, make_client):
+    c = make_client()
+    # Expired but (most likely) not yet reclaimed when WATCH runs; its reclaiming later,
+    # by EXEC or by another client's read, is not a modification.
+    r.set("k", "v", px=20)
+    time.sleep(0.03)
+    assert _exec_after_watch(c, lambda: None) == [b"OK"]
+    r.set("k", "v", px=20)
+    time.sleep(0.03)
+    assert _exec_after_watch(c, lambda: r.get("k")) == [b"OK"]
+    r.set("k", "v", px=20)
+    time.sleep(0.03)
+    assert _exec_after_watch(c, lambda: r.set("k", "new")) is None

@@ -81,6 +81,9 @@ def watch(ctx, argv):
     for k in argv[1:]:
         if (db, k) in ctx.watched:
             continue
+        # A key already expired when watched is absent, not modified, if it is reclaimed
+        # later (Redis keeps an "expired at WATCH" flag): reclaim it before registering.
+        db.get(k)
         ctx.watched.add((db, k))
         db.watched.setdefault(k, set()).add(ctx)
     return OK
