@@ -744,3 +744,130 @@ def test_xnack_in_xinfo_full(r, call):
     assert g[b"nacked-count"] == 1
     assert g[b"pending"][1][:3] == [b"2-0", b"", 0]
     assert call("XACK", "s", "g", "2-0") == 1
+
+
+# --- RESP3 shapes ---------------------------------------------------------------------------
+
+def test_resp3_shapes_of_pel_commands(r, wire):
+    fill(r, n=2)
+    wire("XGROUP", "CREATE", "s", "g", "0")
+    wire("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    # XPENDING extended: arrays of 4 (integers for idle and count) in both protocols.
+    reply = wire.resp3("XPENDING", "s", "g", "-", "+", "1")
+    assert reply.startswith(b"*1\r\n*4\r\n$3\r\n1-0\r\n$1\r\nc\r\n:") and reply.endswith(b":1\r\n")
+    assert wire.resp3("XPENDING", "s", "g") == (
+        b"*4\r\n:2\r\n$3\r\n1-0\r\n$3\r\n2-0\r\n*1\r\n*2\r\n$1\r\nc\r\n$1\r\n2\r\n")
+    # XCLAIM: entries are arrays, never maps.
+    assert wire.resp3("XCLAIM", "s", "g", "d", "0", "1-0") == \
+        b"*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$2\r\nv1\r\n"
+    assert wire.resp3("XCLAIM", "s", "g", "d", "0", "1-0", "JUSTID") == b"*1\r\n$3\r\n1-0\r\n"
+    assert wire.resp3("XAUTOCLAIM", "s", "g", "d", "0", "0", "JUSTID") == \
+        b"*3\r\n$3\r\n0-0\r\n*2\r\n$3\r\n1-0\r\n$3\r\n2-0\r\n*0\r\n"
+    assert wire("XAUTOCLAIM", "s", "g", "d", "0", "0", "JUSTID") == \
+        b"*3\r\n$3\r\n0-0\r\n*2\r\n$3\r\n1-0\r\n$3\r\n2-0\r\n*0\r\n"
+    assert wire.resp3("XACK", "s", "g", "1-0") == b":1\r\n"
+    assert wire.resp3("XGROUP", "CREATECONSUMER", "s", "g", "e") == b":1\r\n"
+    assert wire.resp3("XGROUP", "SETID", "s", "g", "0") == b"+OK\r\n"
+
+
+def test_resp3_xinfo_maps(r, call):
+    fill(r, n=2)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "s", ">")
+    groups = call.resp3("XINFO", "GROUPS", "s")
+    assert isinstance(groups, list) and isinstance(groups[0], dict)
+    assert list(groups[0]) == [b"name", b"consumers", b"pending", b"last-delivered-id",
+                               b"entries-read", b"lag"]
+    cons = call.resp3("XINFO", "CONSUMERS", "s", "g")
+    assert isinstance(cons[0], dict) and cons[0][b"name"] == b"c"
+    full = call.resp3("XINFO", "STREAM", "s", "FULL")
+    g = full[b"groups"][0]
+    assert isinstance(g, dict) and g[b"pel-count"] == 1
+    assert isinstance(g[b"consumers"][0], dict) and g[b"consumers"][0][b"pel-count"] == 1
+    assert g[b"pending"][0][:2] == [b"1-0", b"c"]
+
+
+def test_resp3_xreadgroup_history_with_deleted_entry(r, wire):
+    fill(r, n=1)
+    wire("XGROUP", "CREATE", "s", "g", "0")
+    wire("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    r.xdel("s", "1-0")
+    assert wire.resp3("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0") == \
+        b"%1\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-0\r\n_\r\n"
+
+
+# --- more CLAIM-read behaviour (8.4) ------------------------------------------------------------
+
+@pytest.mark.min_redis("8.4")
+def test_claim_read_skips_deleted_entries_and_ignores_noack(r, call):
+    fill(r, n=3)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", ">")
+    r.xdel("s", "2-0")
+    reply = call("XREADGROUP", "GROUP", "g", "b", "NOACK", "CLAIM", "0", "STREAMS", "s", ">")
+    assert [e[0] for e in reply[0][1]] == [b"1-0", b"3-0"]
+    rows = {row[0]: row for row in call("XPENDING", "s", "g", "-", "+", "10")}
+    assert rows[b"1-0"][1] == b"b" and rows[b"3-0"][1] == b"b"  # claimed despite NOACK
+    assert rows[b"2-0"][1] == b"a"  # the deleted one stays where it was
+
+
+@pytest.mark.min_redis("8.4")
+def test_claim_read_order_is_longest_idle_first_and_count_applies(r, call, wire):
+    fill(r, n=3)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", ">")
+    call("XCLAIM", "s", "g", "a", "0", "3-0", "IDLE", "9000", "JUSTID")
+    call("XCLAIM", "s", "g", "a", "0", "1-0", "IDLE", "5000", "JUSTID")
+    reply = call("XREADGROUP", "GROUP", "g", "a", "COUNT", "2", "CLAIM", "1000",
+                 "STREAMS", "s", ">")
+    assert [e[0] for e in reply[0][1]] == [b"3-0", b"1-0"]
+    # Nothing idle enough and nothing new: null, as without CLAIM.
+    assert wire("XREADGROUP", "GROUP", "g", "a", "CLAIM", "1000", "STREAMS", "s", ">") == \
+        b"*-1\r\n"
+    # History reads ignore CLAIM: plain 2-element entries.
+    hist = call("XREADGROUP", "GROUP", "g", "a", "CLAIM", "0", "STREAMS", "s", "0")
+    assert all(len(e) == 2 for e in hist[0][1])
+
+
+@pytest.mark.min_redis("8.4")
+def test_claim_read_resp3_shape(r, wire):
+    fill(r, n=1)
+    wire("XGROUP", "CREATE", "s", "g", "0")
+    assert wire.resp3("XREADGROUP", "GROUP", "g", "c", "CLAIM", "0", "STREAMS", "s", ">") == \
+        b"%1\r\n$1\r\ns\r\n*1\r\n*4\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$2\r\nv1\r\n:0\r\n:0\r\n"
+
+
+# --- writes as WATCH sees them --------------------------------------------------------------
+
+# Redis 7.0 touched WATCH for none of these (no signalModifiedKey in the group commands);
+# the reference (§8) says 8.x does for all of them. The version of the change is unpinned.
+@pytest.mark.min_redis("8.0")
+def test_group_writes_invalidate_watch(r, make_client):
+    fill(r)
+    r.xgroup_create("s", "g", "0")
+    other = make_client()
+    for write in (lambda: other.xreadgroup("g", "c", {"s": ">"}, count=1),
+                  lambda: other.xack("s", "g", "1-0"),
+                  lambda: other.xgroup_createconsumer("s", "g", "new"),
+                  lambda: other.xclaim("s", "g", "z", 0, ["2-0"])):
+        p = r.pipeline(transaction=True)
+        p.watch("s")
+        write()
+        p.multi()
+        p.xlen("s")
+        with pytest.raises(redis.WatchError):
+            p.execute()
+        p.reset()
+
+
+@pytest.mark.min_redis("8.8")
+def test_copy_keeps_pel_and_nack_state(r, call):
+    fill(r, n=2)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    call("XNACK", "s", "g", "FAIL", "IDS", "1", "2-0")
+    assert call("COPY", "s", "s2") == 1
+    assert call("XPENDING", "s2", "g", "-", "+", "10") == \
+        call("XPENDING", "s", "g", "-", "+", "10")
+    call("XACK", "s2", "g", "1-0")
+    assert call("XPENDING", "s", "g")[0] == 2  # the copy is independent
