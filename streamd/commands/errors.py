@@ -79,9 +79,6 @@ def _show(value: bytes | str, limit: int = 128) -> str:
 
 # --- Consumer groups (commands/groups.py) ----------------------------------------------
 # Names prefixed GRP_ so that they cannot collide with the stream family's additions.
-GRP_INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
-GRP_INVALID_START = "ERR invalid start ID for the interval"
-GRP_INVALID_END = "ERR invalid end ID for the interval"
 GRP_BUSYGROUP = "BUSYGROUP Consumer Group name already exists"
 GRP_KEY_REQUIRED = (
     "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may "
@@ -111,9 +108,6 @@ GRP_XAUTOCLAIM_COUNT = "ERR COUNT must be > 0"
 GRP_XAUTOCLAIM_MEMORY = (
     "ERR Insufficient memory, failed allocating transient memory, COUNT too high."
 )
-GRP_NUMIDS = "ERR Number of IDs must be a positive integer"
-GRP_NUMIDS_MISMATCH = "ERR The `numids` parameter must match the number of arguments"
-GRP_IDS_REQUIRED = "ERR IDS option is required"
 GRP_XNACK_MODE = "ERR mode must be SILENT, FAIL, or FATAL"
 GRP_XNACK_NO_IDS = "ERR syntax error, expected IDS keyword"
 GRP_XNACK_NUMIDS = "ERR numids must be a positive integer"

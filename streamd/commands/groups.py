@@ -16,9 +16,11 @@ from ..store.groups import UNKNOWN, ConsumerGroup, is_referenced, drop_reference
 from ..store.stream import Stream
 from ..store.streamid import MAX_ID, format_id, parse_id
 from . import errors as E
-from .args import LLONG_MAX, parse_int, parse_timeout_ms
+from .args import LLONG_MAX, parse_int
 from .blocking import Block
 from .errors import CommandError
+from .streams import (entry_reply, get_stream, interval_id, new_stream, parse_ids_block,
+                      parse_read_args, strict_id)
 from .table import TABLE, block, command, integer, key, oneof, string, token
 
 FATAL_COUNT = LLONG_MAX  # delivery count XNACK FATAL sets: "never retry"
@@ -26,47 +28,18 @@ FATAL_COUNT = LLONG_MAX  # delivery count XNACK FATAL sets: "never retry"
 
 # --- shared helpers ------------------------------------------------------------------------
 
-def _stream(db, k: bytes) -> Stream | None:
-    """The stream at ``k``, None if absent; WRONGTYPE for any other type."""
-    value = db.get(k)
-    if value is None or isinstance(value, Stream):
-        return value
-    raise CommandError(E.WRONGTYPE)
-
-
-def _strict_id(arg: bytes) -> int:
-    sid = parse_id(arg, strict=True)
-    if sid is None:
-        raise CommandError(E.GRP_INVALID_ID)
-    return sid
-
-
-def _interval_id(arg: bytes, missing_seq: int, *, start: bool) -> int:
-    """A range bound: non-strict, ``(`` makes it exclusive (XPENDING, XAUTOCLAIM)."""
-    if len(arg) > 1 and arg[:1] == b"(":
-        sid = _strict_id(arg[1:]) if missing_seq == 0 else _strict_end(arg[1:])
-        if start:
+def _interval(arg: bytes, *, end: bool) -> int:
+    """An inclusive range bound from ``interval_id`` (XPENDING, XAUTOCLAIM)."""
+    sid, exclusive = interval_id(arg, end=end)
+    if exclusive:
+        if not end:
             if sid == MAX_ID:
-                raise CommandError(E.GRP_INVALID_START)
+                raise CommandError(E.STREAM_INTERVAL_START)
             return sid + 1
         if sid == 0:
-            raise CommandError(E.GRP_INVALID_END)
+            raise CommandError(E.STREAM_INTERVAL_END)
         return sid - 1
-    sid = parse_id(arg, missing_seq=missing_seq)
-    if sid is None:
-        raise CommandError(E.GRP_INVALID_ID)
     return sid
-
-
-def _strict_end(arg: bytes) -> int:
-    sid = parse_id(arg, strict=True, missing_seq=(1 << 64) - 1)
-    if sid is None:
-        raise CommandError(E.GRP_INVALID_ID)
-    return sid
-
-
-def _entry(sid: int, fields) -> list:
-    return [format_id(sid), fields]
 
 
 def _nacked_idle(pe, now: int) -> int:
@@ -136,7 +109,7 @@ def _xgroup_prelude(ctx, argv, *, create: bool = False, setid: bool = False):
             i += 2
         else:
             raise CommandError(E.unknown_subcommand_or_arity(argv[1], "xgroup"))
-    s = _stream(ctx.db, argv[2])
+    s = get_stream(ctx.db, argv[2])
     if s is None and not mkstream:
         raise CommandError(E.GRP_KEY_REQUIRED)
     g = s.groups.get(argv[3]) if s is not None else None
@@ -165,13 +138,10 @@ def xgroup_create(ctx, argv):
     if argv[4] == b"$":
         sid = s.last_id if s is not None else 0
     else:
-        sid = _strict_id(argv[4])
+        sid = strict_id(argv[4])
     db, k = ctx.db, argv[2]
     if s is None:  # MKSTREAM: only now that nothing can fail any more
-        s = Stream()
-        from .idmp import new_idmp_state  # IDMP configs are copied at stream creation
-
-        s.idmp = new_idmp_state(ctx)
+        s = new_stream(ctx)  # IDMP settings are copied from the config at creation
         db.add(k, s)
     if g is not None:
         raise CommandError(E.GRP_BUSYGROUP)
@@ -201,7 +171,7 @@ def xgroup_setid(ctx, argv):
     else:
         sid = parse_id(argv[4])  # SETID is the one place `-` and `+` are accepted
         if sid is None:
-            raise CommandError(E.GRP_INVALID_ID)
+            raise CommandError(E.STREAM_INVALID_ID)
     g.set_position(s, sid, entries_read)
     ctx.db.modified(argv[2])
     return OK
@@ -269,68 +239,6 @@ def xgroup_help(ctx, argv):
 # --- XREADGROUP -----------------------------------------------------------------------------
 
 GT_NEW = MAX_ID  # the `>` ID (Redis uses the maximum ID as its marker, and so do we)
-
-
-class ReadArgs:
-    """Parsed XREAD/XREADGROUP options."""
-
-    __slots__ = ("count", "block", "noack", "claim", "group", "consumer", "keys", "ids")
-
-    def __init__(self):
-        self.count = 0  # 0 = unlimited
-        self.block = None  # timeout in ms (0 = forever) or None without BLOCK
-        self.noack = False
-        self.claim = None  # min-idle-time in ms, or None without CLAIM
-        self.group = None
-        self.consumer = None
-        self.keys: list[bytes] = []
-        self.ids: list[bytes] = []  # raw ID arguments, resolved per stream later
-
-
-def parse_xreadgroup(argv: list[bytes], now: int) -> ReadArgs:
-    """The option loop of Redis's xreadCommand in its XREADGROUP flavour.
-
-    Options in any order, repeated = last wins; STREAMS ends the loop and must leave an
-    even number of arguments."""
-    a = ReadArgs()
-    n = len(argv)
-    i = 1
-    streams_at = 0
-    while i < n:
-        more = n - i - 1
-        opt = argv[i].upper()
-        if opt == b"BLOCK" and more:
-            i += 1
-            a.block = parse_timeout_ms(argv[i], now)
-        elif opt == b"COUNT" and more:
-            i += 1
-            a.count = max(parse_int(argv[i]), 0)
-        elif opt == b"STREAMS" and more:
-            streams_at = i + 1
-            if (n - streams_at) % 2:
-                raise CommandError(E.GRP_UNBALANCED)
-            break
-        elif opt == b"GROUP" and more >= 2:
-            a.group, a.consumer = argv[i + 1], argv[i + 2]
-            i += 2
-        elif opt == b"NOACK":
-            a.noack = True
-        elif opt == b"CLAIM" and more:
-            i += 1
-            a.claim = parse_int(argv[i], E.GRP_CLAIM_NOT_INT)
-            if a.claim < 0:
-                raise CommandError(E.GRP_CLAIM_NEGATIVE)
-        else:
-            raise CommandError(E.SYNTAX)
-        i += 1
-    if not streams_at:
-        raise CommandError(E.SYNTAX)
-    if a.group is None:
-        raise CommandError(E.GRP_MISSING_GROUP)
-    half = (n - streams_at) // 2
-    a.keys = argv[streams_at:streams_at + half]
-    a.ids = argv[streams_at + half:]
-    return a
 
 
 def _claim_pending(s, g, consumer, min_idle: int, limit: int, now: int) -> list:
@@ -411,12 +319,12 @@ def xreadgroup(ctx, argv):
     Reads new entries (``>``) for a consumer, creating PEL entries, or the consumer's own
     pending history (any other ID). Blocks only for ``>``."""
     now = ctx.now_ms
-    a = parse_xreadgroup(argv, now)
+    a = parse_read_args(argv, now, xreadgroup=True)
     db = ctx.db
     # Resolve every key, group and ID before serving anything (errors win over data).
     plan = []
     for k, raw_id in zip(a.keys, a.ids):
-        s = _stream(db, k)
+        s = get_stream(db, k)
         g = s.groups.get(a.group) if s is not None else None
         if g is None:
             raise CommandError(E.grp_nogroup_read(k, a.group))
@@ -424,7 +332,7 @@ def xreadgroup(ctx, argv):
             raise CommandError(E.GRP_DOLLAR_MEANINGLESS)
         if raw_id == b"+":
             raise CommandError(E.GRP_PLUS_MEANINGLESS)
-        gt = GT_NEW if raw_id == b">" else _strict_id(raw_id)
+        gt = GT_NEW if raw_id == b">" else strict_id(raw_id)
         plan.append((k, s, g, gt))
 
     served = []
@@ -501,47 +409,15 @@ def xack(ctx, argv):
     """XACK key group id [id ...]
 
     Removes the IDs from the group's PEL; replies how many were pending."""
-    s = _stream(ctx.db, argv[1])
+    s = get_stream(ctx.db, argv[1])
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         return 0  # before the IDs are even validated, as Redis does
-    ids = [_strict_id(x) for x in argv[3:]]  # all or nothing
+    ids = [strict_id(x) for x in argv[3:]]  # all or nothing
     n = sum(1 for sid in ids if g.ack(sid))
     if n:
         ctx.db.modified(argv[1], n)
     return n
-
-
-def _parse_ids_block(argv, start: int):
-    """XDELEX-style ``[KEEPREF | DELREF | ACKED] IDS numids id ...`` from ``start``.
-    Returns (strategy, raw ids)."""
-    strategy = None
-    ids = None
-    i = start
-    n = len(argv)
-    while i < n:
-        opt = argv[i].upper()
-        if opt in (b"KEEPREF", b"DELREF", b"ACKED"):
-            if strategy is not None:
-                raise CommandError(E.SYNTAX)
-            strategy = opt
-            i += 1
-        elif opt == b"IDS" and i + 1 < n:
-            try:
-                numids = parse_int(argv[i + 1])
-            except CommandError:
-                raise CommandError(E.GRP_NUMIDS) from None
-            if numids < 1:
-                raise CommandError(E.GRP_NUMIDS)
-            if numids > n - i - 2:
-                raise CommandError(E.GRP_NUMIDS_MISMATCH)
-            ids = argv[i + 2:i + 2 + numids]
-            i += 2 + numids
-        else:
-            raise CommandError(E.SYNTAX)
-    if ids is None:
-        raise CommandError(E.GRP_IDS_REQUIRED)
-    return strategy or b"KEEPREF", ids
 
 
 @command("XACKDEL", -6, "write fast", (1, 1, 1), group="stream", since="8.2.0",
@@ -558,12 +434,12 @@ def xackdel(ctx, argv):
     Per ID: -1 not pending in the group, 1 acknowledged and deleted, 2 acknowledged but
     kept because another group still references it (ACKED)."""
     db = ctx.db
-    s = _stream(db, argv[1])
-    strategy, raw = _parse_ids_block(argv, 3)
+    s = get_stream(db, argv[1])
+    strategy, raw = parse_ids_block(argv, 3)
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         return [-1] * len(raw)
-    ids = [_strict_id(x) for x in raw]
+    ids = [strict_id(x) for x in raw]
     out = []
     acked = deleted = 0
     for sid in ids:
@@ -634,9 +510,9 @@ def xnack(ctx, argv):
             raise CommandError(E.grp_xnack_option(argv[i]))
     if raw is None:
         raise CommandError(E.GRP_XNACK_NO_IDS)
-    ids = [_strict_id(x) for x in raw]
+    ids = [strict_id(x) for x in raw]
     db = ctx.db
-    s = _stream(db, argv[1])
+    s = get_stream(db, argv[1])
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         raise CommandError(E.grp_nogroup(argv[1], argv[2]))
@@ -704,11 +580,11 @@ def xpending(ctx, argv):
                 raise CommandError(E.SYNTAX)
             at = 5
         count = max(parse_int(argv[at + 2]), 0)
-        start = _interval_id(argv[at], 0, start=True)
-        end = _interval_id(argv[at + 1], (1 << 64) - 1, start=False)
+        start = _interval(argv[at], end=False)
+        end = _interval(argv[at + 1], end=True)
         if at + 3 < argc:
             consumer_name = argv[at + 3]  # any argument after it is ignored, as in Redis
-    s = _stream(ctx.db, argv[1])
+    s = get_stream(ctx.db, argv[1])
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         raise CommandError(E.grp_nogroup(argv[1], argv[2]))
@@ -757,7 +633,7 @@ def xclaim(ctx, argv):
 
     Transfers pending entries idle for at least min-idle-time to ``consumer``."""
     db = ctx.db
-    s = _stream(db, argv[1])
+    s = get_stream(db, argv[1])
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         raise CommandError(E.grp_nogroup(argv[1], argv[2]))
@@ -794,7 +670,7 @@ def xclaim(ctx, argv):
             retry = parse_int(argv[j], E.GRP_XCLAIM_RETRYCOUNT)
         elif opt == b"LASTID" and more:
             j += 1
-            last_id = _strict_id(argv[j])
+            last_id = strict_id(argv[j])
         else:
             raise CommandError(E.grp_xclaim_option(argv[j]))
         j += 1
@@ -831,7 +707,7 @@ def xclaim(ctx, argv):
         g.claim(pe, consumer, delivery, dc)
         consumer.active_time = now
         changes += 1
-        out.append(format_id(sid) if justid else _entry(sid, fields))
+        out.append(format_id(sid) if justid else entry_reply(sid, fields))
     if changes:
         db.modified(argv[1], changes)
     return out
@@ -850,7 +726,7 @@ def xautoclaim(ctx, argv):
     Scans the PEL in ID order from ``start`` (at most COUNT*10 entries), claiming idle
     entries; replies [next-cursor, claimed, deleted-ids]."""
     min_idle = max(parse_int(argv[4], E.GRP_XAUTOCLAIM_MIN_IDLE), 0)
-    start = _interval_id(argv[5], 0, start=True)
+    start = _interval(argv[5], end=False)
     count = 100
     justid = False
     j, n = 6, len(argv)
@@ -871,7 +747,7 @@ def xautoclaim(ctx, argv):
             raise CommandError(E.SYNTAX)
         j += 1
     db = ctx.db
-    s = _stream(db, argv[1])
+    s = get_stream(db, argv[1])
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         raise CommandError(E.grp_nogroup(argv[1], argv[2]))
@@ -907,7 +783,7 @@ def xautoclaim(ctx, argv):
         g.claim(pe, consumer, now, dc)
         consumer.active_time = now
         changes += 1
-        claimed.append(format_id(sid) if justid else _entry(sid, fields))
+        claimed.append(format_id(sid) if justid else entry_reply(sid, fields))
         count -= 1
     if k < len(scan):
         cursor = scan[k]
@@ -936,7 +812,7 @@ def xinfo_groups(ctx, argv):
 
     One map per group, in name order: name, consumers, pending, last-delivered-id,
     entries-read, lag."""
-    s = _stream(ctx.db, argv[2])
+    s = get_stream(ctx.db, argv[2])
     if s is None:
         raise CommandError(E.NO_SUCH_KEY)
     out = []
@@ -957,7 +833,7 @@ def xinfo_consumers(ctx, argv):
     """XINFO CONSUMERS key group
 
     One map per consumer, in name order: name, pending, idle, inactive."""
-    s = _stream(ctx.db, argv[2])
+    s = get_stream(ctx.db, argv[2])
     if s is None:
         raise CommandError(E.NO_SUCH_KEY)
     g = s.groups.get(argv[3])
