@@ -162,3 +162,70 @@ IDMP_RECORD_NO_ENTRY = "ERR No such message in stream"
 IDMP_RECORD_EMPTY_PID = "ERR producer ID must not be empty"
 IDMP_RECORD_EMPTY_IID = "ERR idempotent ID must not be empty"
 IDMP_RECORD_CONFLICT = "ERR IDMP record already maps to a different stream ID"
+
+
+# --- Streams without groups (commands/streams.py) ---------------------------------------
+# Names prefixed STREAM_ so that they cannot collide with other families' additions.
+STREAM_INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
+STREAM_XADD_TOO_SMALL = (
+    "ERR The ID specified in XADD is equal or smaller than the target stream top item"
+)
+STREAM_XADD_ZERO = "ERR The ID specified in XADD must be greater than 0-0"
+STREAM_EXHAUSTED = (
+    "ERR The stream has exhausted the last possible ID, unable to add more items"
+)
+STREAM_TOO_LARGE = "ERR Elements are too large to be stored"
+STREAM_MAXLEN_NEGATIVE = "ERR The MAXLEN argument must be >= 0."
+STREAM_LIMIT_NEGATIVE = "ERR The LIMIT argument must be >= 0."
+STREAM_MAXLEN_AND_MINID = (
+    "ERR syntax error, MAXLEN and MINID options at the same time are not compatible"
+)
+STREAM_LIMIT_WITHOUT_STRATEGY = (
+    "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy"
+)
+STREAM_XTRIM_NO_STRATEGY = "ERR syntax error, XTRIM must be called with a trimming strategy"
+STREAM_LIMIT_WITHOUT_APPROX = (
+    "ERR syntax error, LIMIT cannot be used without the special ~ option"
+)
+STREAM_IDMP_TWICE = "ERR syntax error, IDMP/IDMPAUTO specified multiple times"
+STREAM_IDMP_EXPLICIT_ID = (
+    "ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs"
+)
+STREAM_IDMP_EMPTY_PID = "ERR syntax error, IDMP requires a non-empty producer ID"
+STREAM_IDMP_EMPTY_IID = "ERR syntax error, IDMP requires a non-empty idempotent ID"
+STREAM_IDMPAUTO_EMPTY_PID = "ERR syntax error, IDMPAUTO requires a non-empty producer ID"
+STREAM_INTERVAL_START = "ERR invalid start ID for the interval"
+STREAM_INTERVAL_END = "ERR invalid end ID for the interval"
+STREAM_NUMIDS = "ERR Number of IDs must be a positive integer"
+STREAM_NUMIDS_MISMATCH = "ERR The `numids` parameter must match the number of arguments"
+STREAM_IDS_REQUIRED = "ERR IDS option is required"
+STREAM_ENTRIES_ADDED_NEGATIVE = "ERR entries_added must be positive"
+STREAM_XSETID_BELOW_GIVEN_MAXDEL = (
+    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"
+)
+STREAM_XSETID_BELOW_MAXDEL = (
+    "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id"
+)
+STREAM_XSETID_BELOW_TOP = (
+    "ERR The ID specified in XSETID is smaller than the target stream top item"
+)
+STREAM_XSETID_ENTRIES_ADDED = (
+    "ERR The entries_added specified in XSETID is smaller than the target stream length"
+)
+STREAM_XREAD_UNBALANCED = (
+    "ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must "
+    "be specified."
+)
+STREAM_XREAD_GROUP = (
+    "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
+)
+STREAM_XREAD_NOACK = (
+    "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
+)
+STREAM_XREAD_CLAIM = (
+    "ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead."
+)
+STREAM_XREAD_GT = (
+    "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+    "<consumer> option."
+)

@@ -221,6 +221,9 @@ class _Node:
 class Stream:
     """A Redis stream value. Consumer groups and IDMP state hang off it, owned elsewhere."""
 
+    TYPE_NAME = "stream"  # what TYPE reports
+    ENCODING = "stream"  # what OBJECT ENCODING reports
+
     __slots__ = ("length", "last_id", "first_id", "max_deleted_id", "entries_added",
                  "groups", "idmp", "_nodes", "_firsts", "__weakref__")
 

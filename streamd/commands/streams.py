@@ -1,0 +1,859 @@
+"""Stream commands without consumer groups: XADD, XRANGE, XREVRANGE, XLEN, XDEL, XDELEX,
+XTRIM, XSETID, XREAD and XINFO STREAM / HELP.
+
+Each handler validates in Redis's order (it decides which error a client sees when several
+things are wrong), then changes the store, then reports the write (``db.modified``) and
+wakes readers (``db.signal_ready``). Data rules (nodes, trimming, tombstones) live in
+``streamd.store.stream``; consumer-group rules in ``streamd.store.groups``.
+"""
+
+from __future__ import annotations
+
+from ..protocol.replies import NULL_ARRAY, OK, Map, Simple
+from ..store.stream import Stream
+from ..store.streamid import MAX_ID, U64, auto_seq_ms, format_id, parse_id
+from . import errors as E
+from .args import parse_int, parse_timeout_ms
+from .blocking import Block
+from .errors import CommandError
+from .table import block, command, integer, key, oneof, string, token
+
+try:  # consumer-group rules, for the ACKED / DELREF deletion strategies
+    from ..store.groups import drop_references, is_referenced
+except ImportError:  # pragma: no cover - groups not built yet: no stream has groups
+    def is_referenced(stream, sid):
+        return False
+
+    def drop_references(stream, sid):
+        return None
+
+try:  # idempotent production (XADD IDMP / IDMPAUTO)
+    from ..idmp import IdmpState, auto_iid
+except ImportError:  # pragma: no cover
+    IdmpState = None
+    auto_iid = None
+
+KEEPREF, DELREF, ACKED = b"KEEPREF", b"DELREF", b"ACKED"
+_STRATEGIES = (KEEPREF, DELREF, ACKED)
+TRIM_LIMIT_MAX = 1_000_000  # cap of the default LIMIT of `~` trimming (100 * node entries)
+
+
+# --- shared helpers ------------------------------------------------------------------------
+
+def get_stream(db, k: bytes) -> Stream | None:
+    """The stream at ``k``, None if absent; WRONGTYPE for any other type."""
+    value = db.get(k)
+    if value is None or type(value) is Stream:
+        return value
+    raise CommandError(E.WRONGTYPE)
+
+
+def strict_id(arg: bytes) -> int:
+    """An ID where ``-`` and ``+`` are not allowed; incomplete IDs get seq 0."""
+    sid = parse_id(arg, strict=True)
+    if sid is None:
+        raise CommandError(E.STREAM_INVALID_ID)
+    return sid
+
+
+def interval_id(arg: bytes, *, end: bool) -> tuple[int, bool]:
+    """A range bound: (id, exclusive). ``(`` marks an exclusive bound whose rest is strict."""
+    missing_seq = U64 if end else 0
+    if len(arg) > 1 and arg[:1] == b"(":
+        sid = parse_id(arg[1:], strict=True, missing_seq=missing_seq)
+        exclusive = True
+    else:
+        sid = parse_id(arg, missing_seq=missing_seq)
+        exclusive = False
+    if sid is None:
+        raise CommandError(E.STREAM_INVALID_ID)
+    return sid, exclusive
+
+
+def entry_reply(sid: int, fields: list) -> list:
+    """One entry as every stream reply shows it: [id, [field, value, ...]]."""
+    return [format_id(sid), fields]
+
+
+def node_settings(ctx) -> tuple[int, int]:
+    cfg = ctx.config
+    return cfg["stream-node-max-entries"], cfg["stream-node-max-bytes"]
+
+
+def default_trim_limit(ctx) -> int:
+    """LIMIT used by `~` trimming when none is given: 100 nodes' worth, within bounds."""
+    limit = 100 * ctx.config["stream-node-max-entries"]
+    if limit <= 0:
+        return 10000
+    return min(limit, TRIM_LIMIT_MAX)
+
+
+def strategy_hooks(s: Stream, strategy: bytes) -> dict:
+    """``Stream.trim`` keyword arguments implementing a KEEPREF / DELREF / ACKED strategy."""
+    if strategy == ACKED:
+        return {"keep": lambda sid: is_referenced(s, sid)}
+    if strategy == DELREF:
+        return {"on_delete": lambda sid: drop_references(s, sid)}
+    return {}
+
+
+def new_idmp_state(ctx):
+    """A fresh IDMP state with the server's current defaults (taken at stream creation)."""
+    if IdmpState is None:
+        return None
+    duration = ctx.config["stream-idmp-duration"]
+    maxsize = ctx.config["stream-idmp-maxsize"]
+    registry = getattr(ctx.keyspace, "idmp", None)
+    if registry is not None:
+        return registry.new_state(duration, maxsize)
+    return IdmpState(duration, maxsize)
+
+
+def new_stream(ctx) -> Stream:
+    """An empty stream as XADD creates it: IDMP settings are copied from the config now."""
+    s = Stream()
+    s.idmp = new_idmp_state(ctx)
+    return s
+
+
+# --- XADD / XTRIM option parsing -----------------------------------------------------------
+
+class AddTrimArgs:
+    """Options shared by XADD and XTRIM, parsed in the order Redis's parser uses."""
+
+    __slots__ = ("maxlen", "minid", "approx", "limit", "limit_given", "strategy",
+                 "nomkstream", "idmp_pid", "idmp_iid", "idmp_auto", "id_pos", "id_arg",
+                 "trim_arg_pos")
+
+    def __init__(self):
+        self.maxlen: int | None = None  # MAXLEN threshold
+        self.minid: int | None = None  # MINID threshold
+        self.approx = False  # `~` given
+        self.limit = 0  # effective LIMIT (0 = none) once parsing is finished
+        self.limit_given = False
+        self.strategy = KEEPREF  # deletion strategy of the trimming
+        self.nomkstream = False
+        self.idmp_pid: bytes | None = None  # IDMP / IDMPAUTO producer
+        self.idmp_iid: bytes | None = None  # IDMP iid (None with IDMPAUTO)
+        self.idmp_auto = False
+        self.id_pos = 0  # argv index of the ID (XADD)
+        self.id_arg = b""
+        self.trim_arg_pos = 0  # argv index of the threshold
+
+    @property
+    def trims(self) -> bool:
+        return self.maxlen is not None or self.minid is not None
+
+    @property
+    def idmp(self) -> bool:
+        return self.idmp_pid is not None
+
+
+def parse_add_trim(ctx, argv: list[bytes], xadd: bool) -> AddTrimArgs:
+    a = AddTrimArgs()
+    n = len(argv)
+    strategy_given = False
+    i = 2
+    while i < n:
+        more = n - 1 - i
+        opt = argv[i]
+        if xadd and opt == b"*":
+            a.id_pos, a.id_arg = i, opt
+            break
+        up = opt.upper()
+        if (up == b"MAXLEN" or up == b"MINID") and more:
+            if a.trims:
+                raise CommandError(E.STREAM_MAXLEN_AND_MINID)
+            a.approx = False
+            nxt = argv[i + 1]
+            if more >= 2 and nxt == b"~":
+                a.approx = True
+                i += 1
+            elif more >= 2 and nxt == b"=":
+                i += 1
+            i += 1
+            if up == b"MAXLEN":
+                maxlen = parse_int(argv[i])
+                if maxlen < 0:
+                    raise CommandError(E.STREAM_MAXLEN_NEGATIVE)
+                a.maxlen = maxlen
+            else:
+                a.minid = strict_id(argv[i])
+            a.trim_arg_pos = i
+        elif up == b"LIMIT" and more:
+            i += 1
+            a.limit = parse_int(argv[i])
+            if a.limit < 0:
+                raise CommandError(E.STREAM_LIMIT_NEGATIVE)
+            a.limit_given = True
+        elif up in _STRATEGIES and not strategy_given:
+            a.strategy = up
+            strategy_given = True
+        elif xadd and up == b"NOMKSTREAM":
+            a.nomkstream = True
+        elif xadd and up == b"IDMPAUTO" and more:
+            if a.idmp:
+                raise CommandError(E.STREAM_IDMP_TWICE)
+            i += 1
+            if not argv[i]:
+                raise CommandError(E.STREAM_IDMPAUTO_EMPTY_PID)
+            a.idmp_pid, a.idmp_auto = argv[i], True
+        elif xadd and up == b"IDMP" and more >= 2:
+            if a.idmp:
+                raise CommandError(E.STREAM_IDMP_TWICE)
+            if not argv[i + 1]:
+                raise CommandError(E.STREAM_IDMP_EMPTY_PID)
+            if not argv[i + 2]:
+                raise CommandError(E.STREAM_IDMP_EMPTY_IID)
+            a.idmp_pid, a.idmp_iid = argv[i + 1], argv[i + 2]
+            i += 2
+        elif xadd:
+            # Anything else must be the ID; a bad one is reported as an invalid ID.
+            if parse_id(opt, strict=True, allow_auto_seq=True) is None:
+                raise CommandError(E.STREAM_INVALID_ID)
+            if a.idmp and opt[:1] != b"*":
+                raise CommandError(E.STREAM_IDMP_EXPLICIT_ID)
+            a.id_pos, a.id_arg = i, opt
+            break
+        else:
+            raise CommandError(E.SYNTAX)
+        i += 1
+    if xadd and not a.id_pos:
+        a.id_pos = n  # options ran to the end: no ID, no fields (arity error below)
+    if a.limit and not a.trims:
+        raise CommandError(E.STREAM_LIMIT_WITHOUT_STRATEGY)
+    if not xadd and not a.trims:
+        raise CommandError(E.STREAM_XTRIM_NO_STRATEGY)
+    if a.limit_given:
+        if not a.approx:
+            raise CommandError(E.STREAM_LIMIT_WITHOUT_APPROX)
+    elif a.approx:
+        a.limit = default_trim_limit(ctx)
+    else:
+        a.limit = 0  # exact trimming is never limited
+    return a
+
+
+def _trim(ctx, s: Stream, a: AddTrimArgs) -> int:
+    return s.trim(maxlen=a.maxlen, minid=a.minid, approx=a.approx, limit=a.limit,
+                  **strategy_hooks(s, a.strategy))
+
+
+# --- XADD ----------------------------------------------------------------------------------
+
+_TRIM_DOC = block(
+    "trim",
+    oneof("strategy", token("MAXLEN"), token("MINID", since="6.2.0")),
+    oneof("operator", token("=", "equal"), token("~", "approximately"), optional=True),
+    string("threshold"),
+    integer("count", token="LIMIT", optional=True, since="6.2.0"),
+    optional=True)
+_STRATEGY_DOC = oneof("condition", token("KEEPREF"), token("DELREF"), token("ACKED"),
+                      optional=True, since="8.2.0")
+
+
+@command("XADD", -5, "write denyoom fast", (1, 1, 1), group="stream", since="5.0.0",
+         summary="Appends a new message to a stream. Creates the key if it doesn't exist.",
+         complexity="O(1) when adding a new entry, O(N) when trimming where N being the "
+                    "number of entries evicted.",
+         args=(key(), token("NOMKSTREAM", optional=True, since="6.2.0"), _STRATEGY_DOC,
+               oneof("idmp",
+                     block("idmpauto-with-pid", string("pid"), token="IDMPAUTO"),
+                     block("idmp-with-pid-iid", string("pid"), string("iid"), token="IDMP"),
+                     optional=True, since="8.6.0"),
+               _TRIM_DOC,
+               oneof("id-selector", token("*", "auto-id"), string("id")),
+               block("data", string("field"), string("value"), multiple=True)))
+def xadd(ctx, argv):
+    """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO pid | IDMP pid iid]
+    [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value
+    [field value ...]
+
+    Stages in Redis's order: parse, validate, look up or create, IDMP check, append, reply,
+    trim, wake readers. Reply: the new ID; null with NOMKSTREAM on a missing key; the
+    original ID for an IDMP duplicate."""
+    a = parse_add_trim(ctx, argv, xadd=True)
+    nvals = len(argv) - a.id_pos - 1
+    if nvals < 2 or nvals % 2:
+        raise CommandError(E.wrong_arity("xadd"))
+    requested = parse_id(a.id_arg, strict=True, allow_auto_seq=True) if a.id_arg != b"*" \
+        else None
+    if requested == 0:  # explicit 0-0: refused before the key can be created
+        raise CommandError(E.STREAM_XADD_ZERO)
+    db, k = ctx.db, argv[1]
+    s = get_stream(db, k)
+    created = False
+    if s is None:
+        if a.nomkstream:
+            return None
+        s = new_stream(ctx)
+        db.add(k, s)
+        created = True
+    fields = argv[a.id_pos + 1:]
+    if a.idmp:
+        state = s.idmp
+        if state is None:
+            state = s.idmp = new_idmp_state(ctx)
+        iid = auto_iid(fields) if a.idmp_auto else a.idmp_iid
+        dup = state.lookup(a.idmp_pid, iid)
+        if dup is not None:
+            db.modified(k)  # Redis 8.6.2+: a duplicate counts as a write (WATCH, dirty)
+            return format_id(dup)
+    last = s.last_id
+    if last == MAX_ID:
+        raise CommandError(E.STREAM_EXHAUSTED)
+    if requested is None:
+        sid = s.next_auto_id(ctx.now_ms)
+    elif requested < 0:  # ms-*: next sequence within ms, or ms-0
+        ms = auto_seq_ms(requested)
+        if ms == last >> 64:
+            if last & U64 == U64:
+                raise CommandError(E.STREAM_XADD_TOO_SMALL)
+            sid = last + 1
+        else:
+            sid = ms << 64
+    else:
+        sid = requested
+    if sid <= last:
+        raise CommandError(E.STREAM_XADD_TOO_SMALL)
+    raw = 0
+    for f in fields:
+        raw += len(f)
+    if raw > (1 << 30):
+        raise CommandError(E.STREAM_TOO_LARGE)
+    max_entries, max_bytes = node_settings(ctx)
+    s.append(sid, fields, max_entries, max_bytes)
+    if a.idmp:
+        state.record(a.idmp_pid, iid, sid)
+    if a.trims:
+        _trim(ctx, s, a)
+    if not created:
+        db.modified(k)
+    db.signal_ready(k)
+    return format_id(sid)
+
+
+# --- XRANGE / XREVRANGE --------------------------------------------------------------------
+
+def _range_command(ctx, argv, rev: bool):
+    start_arg, end_arg = (argv[3], argv[2]) if rev else (argv[2], argv[3])
+    start, ex = interval_id(start_arg, end=False)
+    if ex:
+        if start == MAX_ID:
+            raise CommandError(E.STREAM_INTERVAL_START)
+        start += 1
+    end, ex = interval_id(end_arg, end=True)
+    if ex:
+        if end == 0:
+            raise CommandError(E.STREAM_INTERVAL_END)
+        end -= 1
+    count = -1
+    i = 4
+    n = len(argv)
+    while i < n:
+        if argv[i].upper() == b"COUNT" and i + 1 < n:
+            count = max(parse_int(argv[i + 1]), 0)
+            i += 2
+        else:
+            raise CommandError(E.SYNTAX)
+    s = get_stream(ctx.db, argv[1])
+    if s is None:
+        return []
+    if count == 0:
+        return NULL_ARRAY
+    return [entry_reply(sid, f) for sid, f in s.range(start, end, count, rev)]
+
+
+@command("XRANGE", -4, "readonly", (1, 1, 1), group="stream", since="5.0.0",
+         summary="Returns the messages from a stream within a range of IDs.",
+         complexity="O(N) with N being the number of elements being returned. If N is "
+                    "constant (e.g. always asking for the first 10 elements with COUNT), "
+                    "you can consider it O(1).",
+         args=(key(), string("start"), string("end"),
+               integer("count", token="COUNT", optional=True)))
+def xrange(ctx, argv):
+    """XRANGE key start end [COUNT count]
+
+    Entries with start <= ID <= end, ascending. ``-``/``+`` are the extremes, ``(`` makes a
+    bound exclusive, an incomplete end gets the largest sequence. COUNT 0 → null array."""
+    return _range_command(ctx, argv, rev=False)
+
+
+@command("XREVRANGE", -4, "readonly", (1, 1, 1), group="stream", since="5.0.0",
+         summary="Returns the messages from a stream within a range of IDs in reverse order.",
+         complexity="O(N) with N being the number of elements returned. If N is constant "
+                    "(e.g. always asking for the first 10 elements with COUNT), you can "
+                    "consider it O(1).",
+         args=(key(), string("end"), string("start"),
+               integer("count", token="COUNT", optional=True)))
+def xrevrange(ctx, argv):
+    """XREVRANGE key end start [COUNT count]
+
+    XRANGE with the bounds swapped and the entries in descending order."""
+    return _range_command(ctx, argv, rev=True)
+
+
+# --- XLEN ----------------------------------------------------------------------------------
+
+@command("XLEN", 2, "readonly fast", (1, 1, 1), group="stream", since="5.0.0",
+         summary="Return the number of messages in a stream.", complexity="O(1)",
+         args=(key(),))
+def xlen(ctx, argv):
+    """XLEN key
+
+    Number of live entries; 0 for a missing key."""
+    s = get_stream(ctx.db, argv[1])
+    return s.length if s is not None else 0
+
+
+# --- XDEL / XDELEX -------------------------------------------------------------------------
+
+def _after_delete(ctx, k: bytes, deleted: int) -> None:
+    if deleted:
+        ctx.db.modified(k, deleted)
+
+
+@command("XDEL", -3, "write fast", (1, 1, 1), group="stream", since="5.0.0",
+         summary="Returns the number of messages after removing them from a stream.",
+         complexity="O(1) for each single item to delete in the stream, regardless of the "
+                    "stream size.",
+         args=(key(), string("id", multiple=True)))
+def xdel(ctx, argv):
+    """XDEL key id [id ...]
+
+    Deletes entries (consumer-group PELs keep their references). The key is looked up
+    before the IDs are validated; all IDs are validated before anything is deleted."""
+    k = argv[1]
+    s = get_stream(ctx.db, k)
+    if s is None:
+        return 0
+    ids = [strict_id(arg) for arg in argv[2:]]
+    deleted = 0
+    for sid in ids:
+        if s.delete(sid):
+            deleted += 1
+    _after_delete(ctx, k, deleted)
+    return deleted
+
+
+def parse_ids_block(argv: list[bytes], start: int):
+    """``[KEEPREF | DELREF | ACKED] IDS numids id ...`` from ``start``, as XDELEX and
+    XACKDEL parse it: (strategy, raw ids)."""
+    n = len(argv)
+    strategy = None
+    ids = None
+    i = start
+    while i < n:
+        up = argv[i].upper()
+        if up in _STRATEGIES:
+            if strategy is not None:
+                raise CommandError(E.SYNTAX)
+            strategy = up
+            i += 1
+        elif up == b"IDS" and i + 1 < n:
+            numids = parse_int(argv[i + 1], E.STREAM_NUMIDS)
+            if numids < 1:
+                raise CommandError(E.STREAM_NUMIDS)
+            if numids > n - (i + 2):
+                raise CommandError(E.STREAM_NUMIDS_MISMATCH)
+            ids = argv[i + 2:i + 2 + numids]
+            i += 2 + numids
+        else:
+            raise CommandError(E.SYNTAX)
+    if ids is None:
+        raise CommandError(E.STREAM_IDS_REQUIRED)
+    return strategy or KEEPREF, ids
+
+
+@command("XDELEX", -5, "write fast", (1, 1, 1), group="stream", since="8.2.0",
+         summary="Deletes one or multiple entries from the stream.",
+         complexity="O(1) for each single item to delete in the stream, regardless of the "
+                    "stream size.",
+         args=(key(), _STRATEGY_DOC,
+               block("ids", integer("numids"), string("id", multiple=True), token="IDS")))
+def xdelex(ctx, argv):
+    """XDELEX key [KEEPREF | DELREF | ACKED] IDS numids id [id ...]
+
+    Per ID: 1 deleted, -1 no such entry, 2 kept because a group still references it
+    (ACKED). DELREF also drops the ID from every group's PEL."""
+    k = argv[1]
+    s = get_stream(ctx.db, k)
+    strategy, raw_ids = parse_ids_block(argv, 2)
+    if s is None:
+        return [-1] * len(raw_ids)
+    ids = [strict_id(arg) for arg in raw_ids]
+    out = []
+    deleted = 0
+    for sid in ids:
+        if strategy == ACKED and is_referenced(s, sid):
+            out.append(2)
+            continue
+        ok = s.delete(sid)
+        if strategy == DELREF:
+            drop_references(s, sid)
+        if ok:
+            deleted += 1
+            out.append(1)
+        else:
+            out.append(-1)
+    _after_delete(ctx, k, deleted)
+    return out
+
+
+# --- XTRIM ---------------------------------------------------------------------------------
+
+@command("XTRIM", -4, "write", (1, 1, 1), group="stream", since="5.0.0",
+         summary="Deletes messages from the beginning of a stream.",
+         complexity="O(N), with N being the number of evicted entries. Constant times are "
+                    "very small however, since entries are organized in macro nodes "
+                    "containing multiple entries that can be released with a single "
+                    "deallocation.",
+         args=(key(), _TRIM_DOC, _STRATEGY_DOC))
+def xtrim(ctx, argv):
+    """XTRIM key <MAXLEN | MINID> [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]
+
+    Number of entries removed; 0 for a missing key (checked after the options)."""
+    a = parse_add_trim(ctx, argv, xadd=False)
+    k = argv[1]
+    s = get_stream(ctx.db, k)
+    if s is None:
+        return 0
+    deleted = _trim(ctx, s, a)
+    _after_delete(ctx, k, deleted)
+    return deleted
+
+
+# --- XSETID --------------------------------------------------------------------------------
+
+@command("XSETID", -3, "write denyoom fast", (1, 1, 1), group="stream", since="5.0.0",
+         summary="An internal command for replicating stream values.", complexity="O(1)",
+         args=(key(), string("last-id"),
+               integer("entries-added", token="ENTRIESADDED", optional=True, since="7.0.0"),
+               string("max-deleted-id", token="MAXDELETEDID", optional=True,
+                      since="7.0.0")))
+def xsetid(ctx, argv):
+    """XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]
+
+    Sets the stream's last ID (and counters). Refuses IDs below the last live entry or
+    the max deleted ID."""
+    last = strict_id(argv[2])
+    entries_added = -1
+    max_deleted = 0
+    i, n = 3, len(argv)
+    while i < n:
+        up = argv[i].upper()
+        if up == b"ENTRIESADDED" and i + 1 < n:
+            entries_added = parse_int(argv[i + 1])
+            if entries_added < 0:
+                raise CommandError(E.STREAM_ENTRIES_ADDED_NEGATIVE)
+        elif up == b"MAXDELETEDID" and i + 1 < n:
+            max_deleted = strict_id(argv[i + 1])
+            if last < max_deleted:
+                raise CommandError(E.STREAM_XSETID_BELOW_GIVEN_MAXDEL)
+        else:
+            raise CommandError(E.SYNTAX)
+        i += 2
+    k = argv[1]
+    s = get_stream(ctx.db, k)
+    if s is None:
+        raise CommandError(E.NO_SUCH_KEY)
+    if last < s.max_deleted_id:
+        raise CommandError(E.STREAM_XSETID_BELOW_MAXDEL)
+    if s.length:
+        if last < s.last_live_id():
+            raise CommandError(E.STREAM_XSETID_BELOW_TOP)
+        if entries_added != -1 and s.length > entries_added:
+            raise CommandError(E.STREAM_XSETID_ENTRIES_ADDED)
+    s.last_id = last
+    if entries_added != -1:
+        s.entries_added = entries_added
+    if max_deleted:
+        s.max_deleted_id = max_deleted
+    ctx.db.modified(k)
+    return OK
+
+
+# --- XREAD ---------------------------------------------------------------------------------
+
+@command("XREAD", -4, "readonly blocking", (0, 0, 0), group="stream", since="5.0.0",
+         summary="Returns messages from multiple streams with IDs greater than the ones "
+                 "requested. Blocks until a message is available otherwise.",
+         complexity="",
+         args=(integer("count", token="COUNT", optional=True),
+               integer("milliseconds", token="BLOCK", optional=True),
+               block("streams", key(multiple=True), string("id", multiple=True),
+                     token="STREAMS")))
+def xread(ctx, argv):
+    """XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
+
+    Entries after each given ID (``$`` = the stream's last ID now, ``+`` = its last entry).
+    RESP2: [[key, entries], ...]; RESP3: a map. Nothing to serve: null array, or with
+    BLOCK the client parks (``$`` rewritten to the concrete ID) until a key gets data."""
+    n = len(argv)
+    count = 0
+    timeout = None
+    streams_at = 0
+    i = 1
+    while i < n:
+        more = n - i - 1
+        opt = argv[i].upper()
+        if opt == b"BLOCK" and more:
+            i += 1
+            timeout = parse_timeout_ms(argv[i], ctx.now_ms)
+        elif opt == b"COUNT" and more:
+            i += 1
+            count = max(parse_int(argv[i]), 0)
+        elif opt == b"STREAMS" and more:
+            streams_at = i + 1
+            if (n - streams_at) % 2:
+                raise CommandError(E.STREAM_XREAD_UNBALANCED)
+            break
+        elif opt == b"GROUP" and more >= 2:
+            raise CommandError(E.STREAM_XREAD_GROUP)
+        elif opt == b"NOACK":
+            raise CommandError(E.STREAM_XREAD_NOACK)
+        elif opt == b"CLAIM" and more:
+            raise CommandError(E.STREAM_XREAD_CLAIM)
+        else:
+            raise CommandError(E.SYNTAX)
+        i += 1
+    if not streams_at:
+        raise CommandError(E.SYNTAX)
+    half = (n - streams_at) // 2
+    keys = argv[streams_at:streams_at + half]
+    db = ctx.db
+    # Resolve every ID first, in key order, as Redis does (key k's type before key k+1's).
+    after: list = []  # ID to read after, or None for `+` (the last entry)
+    rewritten = None
+    for j, k in enumerate(keys):
+        s = get_stream(db, k)
+        arg = argv[streams_at + half + j]
+        if arg == b"$":
+            sid = s.last_id if s is not None else 0
+            if rewritten is None:
+                rewritten = list(argv)
+            rewritten[streams_at + half + j] = format_id(sid)
+            after.append(sid)
+        elif arg == b"+":
+            after.append(None)
+        elif arg == b">":
+            raise CommandError(E.STREAM_XREAD_GT)
+        else:
+            after.append(strict_id(arg))
+    served = []
+    limit = count if count else -1
+    for k, gt in zip(keys, after):
+        s = db.get(k)
+        if type(s) is not Stream or not s.length:
+            continue
+        if gt is None:
+            last = s.last_entry()
+            served.append((k, [entry_reply(*last)]))
+            continue
+        if s.last_live_id() <= gt:
+            continue
+        entries = s.range(gt + 1, MAX_ID, limit)
+        served.append((k, [entry_reply(sid, f) for sid, f in entries]))
+    if served:
+        if ctx.resp >= 3:
+            return Map(served)
+        return [[k, entries] for k, entries in served]
+    if timeout is not None and ctx.blocking_allowed:
+        return Block(list(keys), timeout, argv=rewritten)
+    return NULL_ARRAY
+
+
+# --- XREAD / XREADGROUP option parsing (shared; added by the consumer-group family) -------
+
+class ReadArgs:
+    """Options of XREAD / XREADGROUP as ``parse_read_args`` returns them."""
+
+    __slots__ = ("count", "block", "noack", "claim", "group", "consumer", "keys", "ids")
+
+    def __init__(self):
+        self.count = 0  # COUNT; 0 = unlimited (negative values become 0)
+        self.block = None  # BLOCK timeout in ms (0 = forever), None without BLOCK
+        self.noack = False  # NOACK (XREADGROUP only)
+        self.claim = None  # CLAIM min-idle-time in ms (XREADGROUP only), None without
+        self.group = None  # GROUP name (XREADGROUP only)
+        self.consumer = None  # consumer name (XREADGROUP only)
+        self.keys: list[bytes] = []  # the STREAMS keys
+        self.ids: list[bytes] = []  # their ID arguments, unparsed
+
+
+def parse_read_args(argv: list[bytes], now: int, *, xreadgroup: bool = False) -> ReadArgs:
+    """The option loop of Redis's xreadCommand, for XREAD and XREADGROUP alike.
+
+    Options in any order, repeated = last wins; a keyword without its value falls through
+    to the syntax error; STREAMS ends the loop and must leave an even number of arguments.
+    GROUP, NOACK and CLAIM are XREADGROUP's; XREAD rejects them with their own errors."""
+    a = ReadArgs()
+    n = len(argv)
+    streams_at = 0
+    i = 1
+    while i < n:
+        more = n - i - 1
+        opt = argv[i].upper()
+        if opt == b"BLOCK" and more:
+            i += 1
+            a.block = parse_timeout_ms(argv[i], now)
+        elif opt == b"COUNT" and more:
+            i += 1
+            a.count = max(parse_int(argv[i]), 0)
+        elif opt == b"STREAMS" and more:
+            streams_at = i + 1
+            if (n - streams_at) % 2:
+                raise CommandError(E.GRP_UNBALANCED if xreadgroup
+                                   else E.STREAM_XREAD_UNBALANCED)
+            break
+        elif opt == b"GROUP" and more >= 2:
+            if not xreadgroup:
+                raise CommandError(E.STREAM_XREAD_GROUP)
+            a.group, a.consumer = argv[i + 1], argv[i + 2]
+            i += 2
+        elif opt == b"NOACK":
+            if not xreadgroup:
+                raise CommandError(E.STREAM_XREAD_NOACK)
+            a.noack = True
+        elif opt == b"CLAIM" and more:
+            if not xreadgroup:
+                raise CommandError(E.STREAM_XREAD_CLAIM)
+            i += 1
+            a.claim = parse_int(argv[i], E.GRP_CLAIM_NOT_INT)
+            if a.claim < 0:
+                raise CommandError(E.GRP_CLAIM_NEGATIVE)
+        else:
+            raise CommandError(E.SYNTAX)
+        i += 1
+    if not streams_at:
+        raise CommandError(E.SYNTAX)
+    if xreadgroup and a.group is None:
+        raise CommandError(E.GRP_MISSING_GROUP)
+    half = (n - streams_at) // 2
+    a.keys = argv[streams_at:streams_at + half]
+    a.ids = argv[streams_at + half:]
+    return a
+
+
+# --- XINFO ---------------------------------------------------------------------------------
+
+command("XINFO", -2, group="stream", since="5.0.0",
+        summary="A container for stream introspection commands.",
+        complexity="Depends on subcommand.", container=True)
+
+XINFO_HELP = [
+    "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CONSUMERS <key> <groupname>",
+    "    Show consumers of <groupname>.",
+    "GROUPS <key>",
+    "    Show the stream consumer groups.",
+    "STREAM <key> [FULL [COUNT <count>]",  # the missing `]` is Redis's
+    "    Show information about the stream.",
+    "HELP",
+    "    Print this help.",
+]
+
+
+@command("XINFO|HELP", 2, "loading stale", group="stream", since="5.0.0",
+         summary="Returns helpful text about the different subcommands.", complexity="O(1)")
+def xinfo_help(ctx, argv):
+    """XINFO HELP
+
+    The subcommand list, as simple strings."""
+    return [Simple(line) for line in XINFO_HELP]
+
+
+def radix_tree_nodes(s: Stream) -> int:
+    """Node count of a radix tree holding the 16-byte big-endian node keys.
+
+    Redis's rax stores runs of single-child bytes in one compressed node, a node per
+    branching point, and a (childless) node per key."""
+    keys = [f.to_bytes(16, "big") for f in s._firsts]
+    if not keys:
+        return 1
+
+    def count(lo: int, hi: int, depth: int) -> int:
+        if hi - lo == 1:
+            return (1 if depth < 16 else 0) + 1
+        a, b = keys[lo], keys[hi - 1]
+        p = depth
+        while a[p] == b[p]:
+            p += 1
+        total = (1 if p > depth else 0) + 1
+        start = lo
+        for j in range(lo + 1, hi + 1):
+            if j == hi or keys[j][p] != keys[start][p]:
+                total += count(start, j, p + 1)
+                start = j
+        return total
+
+    return count(0, len(keys), 0)
+
+
+def idmp_fields(ctx, s: Stream) -> list:
+    """The six IDMP fields of XINFO STREAM (8.6): settings and counters, in Redis's order."""
+    st = s.idmp
+    if st is None:
+        return [("idmp-duration", ctx.config["stream-idmp-duration"]),
+                ("idmp-maxsize", ctx.config["stream-idmp-maxsize"]),
+                ("pids-tracked", 0), ("iids-tracked", 0), ("iids-added", 0),
+                ("iids-duplicates", 0)]
+    return [("idmp-duration", st.duration), ("idmp-maxsize", st.maxsize),
+            ("pids-tracked", st.pids_tracked), ("iids-tracked", st.iids_tracked),
+            ("iids-added", st.iids_added), ("iids-duplicates", st.iids_duplicates)]
+
+
+def full_groups_section(stream: Stream, count: int, ctx) -> list:
+    """The ``groups`` value of XINFO STREAM FULL; the consumer-group family provides it."""
+    try:
+        from .groups import full_groups_section as groups_impl
+    except ImportError:
+        return []
+    return groups_impl(stream, count)
+
+
+@command("XINFO|STREAM", -3, "readonly", (2, 2, 1), group="stream", since="5.0.0",
+         summary="Returns information about a stream.", complexity="O(1)",
+         args=(key(), block("full-block", integer("count", token="COUNT", optional=True),
+                            token="FULL", optional=True, since="6.0.0")))
+def xinfo_stream(ctx, argv):
+    """XINFO STREAM key [FULL [COUNT count]]
+
+    Summary map (length, node counts, IDs, counters, IDMP settings, groups, first and last
+    entry), or with FULL the entries (up to COUNT, 0 = all, default 10) and the groups."""
+    s = get_stream(ctx.db, argv[2])
+    if s is None:
+        raise CommandError(E.NO_SUCH_KEY)
+    opts = argv[3:]
+    full = False
+    count = 10
+    if opts:
+        if len(opts) not in (1, 3) or opts[0].upper() != b"FULL":
+            raise CommandError(E.unknown_subcommand_or_arity(argv[1], "xinfo"))
+        full = True
+        if len(opts) == 3:
+            if opts[1].upper() != b"COUNT":
+                raise CommandError(E.unknown_subcommand_or_arity(argv[1], "xinfo"))
+            count = parse_int(opts[2])
+            if count < 0:
+                count = 10
+    items = [
+        ("length", s.length),
+        ("radix-tree-keys", s.node_count()),
+        ("radix-tree-nodes", radix_tree_nodes(s)),
+        ("last-generated-id", format_id(s.last_id)),
+        ("max-deleted-entry-id", format_id(s.max_deleted_id)),
+        ("entries-added", s.entries_added),
+        ("recorded-first-entry-id", format_id(s.first_id)),
+    ]
+    items += idmp_fields(ctx, s)
+    if full:
+        entries = s.range(0, MAX_ID, count if count else -1)
+        items.append(("entries", [entry_reply(sid, f) for sid, f in entries]))
+        items.append(("groups", full_groups_section(s, count, ctx)))
+        return Map(items)
+    first, last = s.first_entry(), s.last_entry()
+    items.append(("groups", len(s.groups)))
+    items.append(("first-entry", entry_reply(*first) if first else None))
+    items.append(("last-entry", entry_reply(*last) if last else None))
+    return Map(items)
