@@ -622,3 +622,21 @@ def test_xidmp_errors_and_help(r, raw):
     conn.send(b"COMMAND DOCS XIDMP\r\n")
     docs = conn.read_reply()
     assert b"streamd extension" in docs and b"cfgget" in docs
+
+
+@pytest.mark.streamd_only
+def test_copy_copies_state_independently(r):
+    # Whether Redis's COPY carries IDMP state is not pinned (reference open question 5);
+    # streamd copies it, and the copy expires on its own.
+    r.xadd("s", {"f": "v"})
+    r.execute_command("XCFGSET", "s", "IDMP-DURATION", "1")
+    first = xadd(r, "s", "IDMP", "p", "i", "*", "f", "v")
+    assert r.copy("s", "t")
+    assert idmp_info(r, "t") == idmp_info(r, "s")
+    assert xadd(r, "t", "IDMP", "p", "i", "*", "f", "v") == first
+    xadd(r, "t", "IDMP", "p", "only-in-copy", "*", "f", "v")
+    assert idmp_info(r, "s")["iids-tracked"] == 1
+    assert idmp_info(r, "t")["iids-tracked"] == 2
+    time.sleep(2.5)
+    assert idmp_info(r, "t")["iids-tracked"] == 0
+    assert idmp_info(r, "s")["iids-tracked"] == 0

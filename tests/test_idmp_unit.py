@@ -359,3 +359,83 @@ if __name__ == "__main__":
     w, st = measure_bytes_per_iid(100, 10_000)
     print(f"100 producers x 10,000 iids: {w:.1f} bytes per tracked iid "
           f"({st:.1f} excluding the iid bytes and sid int objects)")
+
+
+# --- model-based ---------------------------------------------------------------------------
+from hypothesis import settings, strategies as st  # noqa: E402
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule  # noqa: E402
+
+
+class IdmpModel(RuleBasedStateMachine):
+    """IdmpState + IdmpRegistry against a list-per-producer model of §6 of the reference."""
+
+    @initialize(duration=st.integers(1, 3), maxsize=st.integers(1, 4))
+    def setup(self, duration, maxsize):
+        self.reg = IdmpRegistry()
+        self.state = self.reg.new_state(duration, maxsize)
+        self.duration, self.maxsize = duration, maxsize
+        self.model: dict[bytes, list] = {}  # pid -> [(iid, sid)] oldest first
+        self.added = self.dups = 0
+        self.now = 1_000_000
+        self.last = 0
+
+    def _next_sid(self):
+        self.last = max(self.last + 1, make_id(self.now, 0))
+        return self.last
+
+    @rule(pid=st.sampled_from([b"a", b"b", b"c"]), iid=st.sampled_from([b"0", b"1", b"2",
+                                                                        b"3", b"4"]))
+    def add(self, pid, iid):
+        recs = self.model.get(pid, [])
+        want = next((s for i, s in recs if i == iid), None)
+        got = self.state.lookup(pid, iid)
+        assert got == want
+        if want is not None:
+            self.dups += 1
+            return
+        sid = self._next_sid()
+        self.state.record(pid, iid, sid)
+        recs = self.model.setdefault(pid, [])
+        recs.append((iid, sid))
+        if len(recs) > self.maxsize:
+            recs.pop(0)
+        self.added += 1
+
+    @rule(ms=st.integers(0, 1500))
+    def tick(self, ms):
+        self.now += ms
+        self.reg.expire(self.now)
+        cutoff = self.now - self.duration * 1000
+        for pid in list(self.model):
+            recs = self.model[pid]
+            while recs and (recs[0][1] >> 64) <= cutoff:
+                recs.pop(0)
+            if not recs:
+                del self.model[pid]
+
+    @rule(duration=st.one_of(st.none(), st.integers(1, 3)),
+          maxsize=st.one_of(st.none(), st.integers(1, 4)))
+    def configure(self, duration, maxsize):
+        changed = (duration is not None and duration != self.duration) or \
+                  (maxsize is not None and maxsize != self.maxsize)
+        assert self.state.configure(duration, maxsize) is changed
+        if changed:
+            self.duration = duration if duration is not None else self.duration
+            self.maxsize = maxsize if maxsize is not None else self.maxsize
+            self.model = {}
+
+    @invariant()
+    def same_as_model(self):
+        if not hasattr(self, "state"):
+            return
+        s = self.state
+        assert s.pids_tracked == len(self.model)
+        assert s.iids_tracked == sum(len(v) for v in self.model.values())
+        assert (s.iids_added, s.iids_duplicates) == (self.added, self.dups)
+        for pid, recs in self.model.items():
+            assert s.producers[pid].items() == recs
+        assert len(self.reg) == (1 if self.model else 0)
+
+
+TestIdmpModel = IdmpModel.TestCase
+TestIdmpModel.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)

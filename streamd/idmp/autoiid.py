@@ -16,32 +16,28 @@ from __future__ import annotations
 
 import struct
 
-from xxhash import xxh3_128_intdigest
+from xxhash import xxh3_128_digest
 
 _M64 = (1 << 64) - 1
 _LEN = struct.Struct("<q").pack  # C `long` on LP64 hosts: 8 bytes, little-endian
+# digest() is the canonical big-endian form (high64, low64): unpacking it yields the two
+# halves as machine-sized ints, cheaper than splitting one 128-bit int.
+_HALVES = struct.Struct(">QQ").unpack
 _OUT = struct.Struct("<QQ").pack
-
-
-def _rotl1(x: int) -> int:
-    return ((x << 1) | (x >> 63)) & _M64
 
 
 def auto_iid(fields: list[bytes]) -> bytes:
     """The IDMPAUTO iid of ``fields`` (flat ``[field, value, field, value, ...]``)."""
-    n = len(fields)
-    if n % 2:
+    if len(fields) % 2:
         raise ValueError("fields must hold field/value pairs")
     sum_lo = sum_hi = xor_lo = xor_hi = 0
-    for i in range(0, n, 2):
-        f = fields[i]
-        h = xxh3_128_intdigest(b"".join((f, _LEN(len(f)), fields[i + 1])))
-        lo = h & _M64
-        hi = h >> 64
+    it = iter(fields)
+    for f, v in zip(it, it):
+        hi, lo = _HALVES(xxh3_128_digest(f + _LEN(len(f)) + v))
         sum_lo += lo  # reduced mod 2**64 once at the end; Python ints don't overflow
         sum_hi += hi
         xor_lo ^= lo
         xor_hi ^= hi
-    low64 = (sum_lo & _M64) ^ _rotl1(xor_hi)
-    high64 = (sum_hi & _M64) ^ _rotl1(xor_lo)
+    low64 = (sum_lo & _M64) ^ (((xor_hi << 1) | (xor_hi >> 63)) & _M64)  # ^ rotl64(xor_hi, 1)
+    high64 = (sum_hi & _M64) ^ (((xor_lo << 1) | (xor_lo >> 63)) & _M64)  # ^ rotl64(xor_lo, 1)
     return _OUT(low64, high64)

@@ -120,22 +120,29 @@ class IdmpState:
         records, its single oldest one is evicted (one insert can only overflow by one).
         The producer is created here, not at lookup, so a failed append leaves nothing.
         """
+        # Hot path of every IDMP XADD: attribute lookups and calls are kept to a minimum.
         p = self.producers.get(pid)
         if p is None:
             p = self.producers[pid] = Producer()
-        elif iid in p.ids:
+        ids, order = p.ids, p.order
+        if iid in ids:
             # Not reached through XADD (lookup came first); keep the invariants anyway:
             # the pair is re-recorded as the newest.
-            del p.order[iid]
-            del p.ids[iid]
+            del order[iid]
+            del ids[iid]
             self._tracked -= 1
-        p._add(iid, sid)
-        self._tracked += 1
+        ids[iid] = sid
+        order[iid] = None
         self.iids_added += 1
-        if len(p.ids) > self.maxsize:
-            p._pop_oldest()
-            self._tracked -= 1
-        self._schedule_for(sid)
+        if len(ids) > self.maxsize:
+            del ids[order.popitem(last=False)[0]]  # the single oldest record
+        else:
+            self._tracked += 1
+        due = (sid >> 64) + self.duration * 1000
+        if self._due is None or due < self._due:
+            self._due = due
+            if self._registry is not None:
+                self._registry._schedule(self, due)
 
     def restore(self, pid: bytes, iid: bytes, sid: int) -> bool:
         """Re-create a record (AOF replay). True if added, False if already identical.
