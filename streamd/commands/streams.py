@@ -589,50 +589,21 @@ def xread(ctx, argv):
     Entries after each given ID (``$`` = the stream's last ID now, ``+`` = its last entry).
     RESP2: [[key, entries], ...]; RESP3: a map. Nothing to serve: null array, or with
     BLOCK the client parks (``$`` rewritten to the concrete ID) until a key gets data."""
-    n = len(argv)
-    count = 0
-    timeout = None
-    streams_at = 0
-    i = 1
-    while i < n:
-        more = n - i - 1
-        opt = argv[i].upper()
-        if opt == b"BLOCK" and more:
-            i += 1
-            timeout = parse_timeout_ms(argv[i], ctx.now_ms)
-        elif opt == b"COUNT" and more:
-            i += 1
-            count = max(parse_int(argv[i]), 0)
-        elif opt == b"STREAMS" and more:
-            streams_at = i + 1
-            if (n - streams_at) % 2:
-                raise CommandError(E.STREAM_XREAD_UNBALANCED)
-            break
-        elif opt == b"GROUP" and more >= 2:
-            raise CommandError(E.STREAM_XREAD_GROUP)
-        elif opt == b"NOACK":
-            raise CommandError(E.STREAM_XREAD_NOACK)
-        elif opt == b"CLAIM" and more:
-            raise CommandError(E.STREAM_XREAD_CLAIM)
-        else:
-            raise CommandError(E.SYNTAX)
-        i += 1
-    if not streams_at:
-        raise CommandError(E.SYNTAX)
-    half = (n - streams_at) // 2
-    keys = argv[streams_at:streams_at + half]
+    a = parse_read_args(argv, ctx.now_ms)
+    keys, raw_ids = a.keys, a.ids
+    ids_at = len(argv) - len(raw_ids)
     db = ctx.db
     # Resolve every ID first, in key order, as Redis does (key k's type before key k+1's).
     after: list = []  # ID to read after, or None for `+` (the last entry)
     rewritten = None
     for j, k in enumerate(keys):
         s = get_stream(db, k)
-        arg = argv[streams_at + half + j]
+        arg = raw_ids[j]
         if arg == b"$":
             sid = s.last_id if s is not None else 0
             if rewritten is None:
                 rewritten = list(argv)
-            rewritten[streams_at + half + j] = format_id(sid)
+            rewritten[ids_at + j] = format_id(sid)
             after.append(sid)
         elif arg == b"+":
             after.append(None)
@@ -641,7 +612,7 @@ def xread(ctx, argv):
         else:
             after.append(strict_id(arg))
     served = []
-    limit = count if count else -1
+    limit = a.count if a.count else -1
     for k, gt in zip(keys, after):
         s = db.get(k)
         if type(s) is not Stream or not s.length:
@@ -658,8 +629,8 @@ def xread(ctx, argv):
         if ctx.resp >= 3:
             return Map(served)
         return [[k, entries] for k, entries in served]
-    if timeout is not None and ctx.blocking_allowed:
-        return Block(list(keys), timeout, argv=rewritten)
+    if a.block is not None and ctx.blocking_allowed:
+        return Block(list(keys), a.block, argv=rewritten)
     return NULL_ARRAY
 
 
