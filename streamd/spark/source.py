@@ -166,6 +166,8 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.strict_group = bool_opt(options, "groupStrict", False)
         # Set by prepareForTriggerAvailableNow(): the tail IDs that bound this run.
         self.target: dict[str, StreamID] | None = None
+        # Last offset mirrored into the group (the planner instance lives for the query).
+        self.mirrored: dict | None = None
 
     # -- offsets -------------------------------------------------------------------------
 
@@ -222,6 +224,10 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         Returning ``start`` unchanged means "no new data".
         """
         begin = self._start_ids(start)
+        # Spark commits source offsets lazily (the last batch of an AvailableNow run never
+        # gets a commit() call); ``start`` is the end of the previous batch, whose
+        # commit-log entry is written before the engine asks for the next one.
+        self._mirror_group(start)
         tails = self.target if self.target is not None else self._tails()
         ends = {s: max(begin[s], tails.get(s, ZERO)) for s in self.streams}
         if not isinstance(limit, ReadMaxRows):
@@ -282,6 +288,9 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def commit(self, end: dict) -> None:
         """Mirror the committed offsets into consumer group ``group`` (if configured).
 
+        Also called from latestOffset() with the previous batch's end, because Spark calls
+        commit() lazily and skips it for the final batch of an AvailableNow run.
+
         The group is created at the committed ID if missing, then moved with XGROUP SETID.
         ENTRIESREAD is set from an atomic snapshot (MULTI: XINFO STREAM + the entries after
         the committed ID) so XINFO GROUPS reports an exact lag; when more than
@@ -289,7 +298,10 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         unknown until the query catches up. Failures are logged, not raised, because the
         mirror is informational (option groupStrict=true makes them fatal).
         """
-        if not self.group:
+        self._mirror_group(end)
+
+    def _mirror_group(self, end: dict) -> None:
+        if not self.group or end == self.mirrored:
             return
         import redis
 
@@ -305,6 +317,7 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                                 self.group, s, exc)
         finally:
             client.close()
+        self.mirrored = dict(end)
 
     def _mirror(self, client, stream: str, last: str) -> None:
         import redis
