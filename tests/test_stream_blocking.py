@@ -1,0 +1,240 @@
+"""XREAD ... BLOCK through the server (§5): wake-up by XADD, `$` captured at call time,
+timeouts, several waiters, disconnects, CLIENT UNBLOCK, MULTI, key deletion, and one
+wake-up per transaction. Blocked clients are raw sockets so the reply bytes are exact;
+also runs against a real Redis (``--redis-url``)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.test_streams import enc
+
+ENTRY_1 = b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
+
+
+def send(conn, *args):
+    conn.send(enc(*args))
+
+
+def blocked_count(r) -> int:
+    return int(r.info("clients")["blocked_clients"])
+
+
+def wait_blocked(r, n=1, timeout=3.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if blocked_count(r) == n:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"expected {n} blocked clients, have {blocked_count(r)}")
+
+
+def client_id(conn) -> int:
+    send(conn, "CLIENT", "ID")
+    return int(conn.read_reply()[1:-2])
+
+
+def test_xadd_wakes_reader_with_the_new_entry(r, raw):
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    r.xadd("s", {"f": "v"}, id="1-0")
+    assert c.read_reply() == ENTRY_1
+    assert blocked_count(r) == 0
+
+
+def test_dollar_is_the_last_id_at_call_time(r, raw):
+    r.xadd("s", {"old": "x"}, id="1-0")
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    r.xadd("s", {"f": "v"}, id="2-0")
+    reply = c.read_reply()
+    assert b"2-0" in reply and b"1-0" not in reply
+
+
+def test_dollar_on_missing_key_then_created(r, raw):
+    c = raw()
+    send(c, "XREAD", "COUNT", "5", "BLOCK", "0", "STREAMS", "nokey", "s", "$", "$")
+    wait_blocked(r)
+    r.xadd("s", {"f": "v"}, id="1-0")
+    assert c.read_reply() == ENTRY_1
+
+
+def test_explicit_id_blocks_until_something_newer(r, raw):
+    r.xadd("s", {"f": "v"}, id="5-0")
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "5")
+    wait_blocked(r)
+    r.xadd("s", {"g": "w"}, id="6-0")
+    assert b"6-0" in c.read_reply()
+
+
+def test_timeout_null_array_resp2_and_resp3(r, raw):
+    c = raw()
+    start = time.monotonic()
+    send(c, "XREAD", "BLOCK", "100", "STREAMS", "s", "$")
+    assert c.read_reply() == b"*-1\r\n"
+    assert time.monotonic() - start >= 0.09
+    c3 = raw()
+    send(c3, "HELLO", "3")
+    c3.read_reply()
+    send(c3, "XREAD", "BLOCK", "50", "STREAMS", "s", "$")
+    assert c3.read_reply() == b"_\r\n"
+
+
+def test_all_waiters_served_in_blocking_order(r, raw):
+    conns = [raw() for _ in range(3)]
+    for i, c in enumerate(conns):
+        send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+        wait_blocked(r, i + 1)
+    r.xadd("s", {"f": "v"}, id="1-0")
+    # XREAD does not consume: every waiter gets the entry
+    for c in conns:
+        assert c.read_reply() == ENTRY_1
+    assert blocked_count(r) == 0
+
+
+def test_waiters_reblock_when_not_served(r, raw):
+    c1, c2 = raw(), raw()
+    send(c1, "XREAD", "BLOCK", "0", "STREAMS", "a", "$")
+    send(c2, "XREAD", "BLOCK", "0", "STREAMS", "b", "$")
+    wait_blocked(r, 2)
+    r.xadd("a", {"f": "v"}, id="1-0")
+    assert b"1-0" in c1.read_reply()
+    wait_blocked(r, 1)
+    r.xadd("b", {"f": "v"}, id="2-0")
+    assert b"2-0" in c2.read_reply()
+
+
+def test_disconnect_while_blocked_cleans_up(r, raw):
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    c.close()
+    wait_blocked(r, 0)
+    assert r.xadd("s", {"f": "v"}, id="1-0") == b"1-0"
+    assert r.ping()
+
+
+def test_client_unblock_timeout_and_error(r, raw):
+    c = raw()
+    cid = client_id(c)
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    assert r.execute_command("CLIENT", "UNBLOCK", cid) == 1
+    assert c.read_reply() == b"*-1\r\n"
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    assert r.execute_command("CLIENT", "UNBLOCK", cid, "ERROR") == 1
+    assert c.read_reply() == b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"
+    assert r.execute_command("CLIENT", "UNBLOCK", cid) == 0  # not blocked any more
+
+
+def test_block_inside_multi_replies_null_immediately(r, raw):
+    c = raw()
+    for cmd in (("MULTI",), ("XREAD", "BLOCK", "0", "STREAMS", "s", "$")):
+        send(c, *cmd)
+        c.read_reply()
+    send(c, "EXEC")
+    assert c.read_reply(timeout=2) == b"*1\r\n*-1\r\n"
+    assert blocked_count(r) == 0
+
+
+def test_stays_blocked_when_key_deleted_or_replaced(r, raw):
+    r.xadd("s", {"f": "v"}, id="1-0")
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    r.delete("s")
+    time.sleep(0.1)
+    assert blocked_count(r) == 1
+    r.set("s", "string now")
+    time.sleep(0.1)
+    assert blocked_count(r) == 1
+    r.delete("s")
+    r.xadd("s", {"f": "v"}, id="2-0")
+    assert b"2-0" in c.read_reply()
+
+
+def test_multi_with_three_xadds_wakes_once_with_all(r, raw):
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    p = r.pipeline(transaction=True)
+    for i in (1, 2, 3):
+        p.xadd("s", {"f": "v"}, id=f"{i}-0")
+    p.execute()
+    reply = c.read_reply()
+    assert reply.startswith(b"*1\r\n*2\r\n$1\r\ns\r\n*3\r\n")
+    for i in (1, 2, 3):
+        assert b"%d-0" % i in reply
+
+
+def test_multi_xadd_then_del_does_not_wake(r, raw):
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    p = r.pipeline(transaction=True)
+    p.xadd("s", {"f": "v"}, id="1-0")
+    p.delete("s")
+    p.execute()
+    time.sleep(0.1)
+    assert blocked_count(r) == 1
+    r.xadd("s", {"f": "v"}, id="2-0")
+    assert b"2-0" in c.read_reply()
+
+
+def test_commands_after_a_blocked_xread_wait_for_it(r, raw):
+    c = raw()
+    c.send(enc("XREAD", "BLOCK", "0", "STREAMS", "s", "$") + enc("PING"))
+    wait_blocked(r)
+    r.xadd("s", {"f": "v"}, id="1-0")
+    assert c.read_reply() == ENTRY_1
+    assert c.read_reply() == b"+PONG\r\n"
+
+
+def test_blocked_on_several_keys_served_by_the_one_written(r, raw):
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "a", "b", "$", "$")
+    wait_blocked(r)
+    r.xadd("b", {"f": "v"}, id="1-0")
+    assert c.read_reply().startswith(b"*1\r\n*2\r\n$1\r\nb\r\n")
+
+
+def test_blocked_reader_in_resp3_gets_a_map(r, raw):
+    c = raw()
+    send(c, "HELLO", "3")
+    c.read_reply()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    r.xadd("s", {"f": "v"}, id="1-0")
+    assert c.read_reply() == b"%1\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
+
+
+@pytest.mark.min_redis("7.4")
+def test_plus_is_reevaluated_when_woken(r, raw):
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "+")
+    wait_blocked(r)
+    p = r.pipeline(transaction=True)
+    p.xadd("s", {"f": "v"}, id="1-0")
+    p.xadd("s", {"f": "v"}, id="2-0")
+    p.execute()
+    reply = c.read_reply()
+    assert b"2-0" in reply and b"1-0" not in reply
+
+
+def test_timeout_deadline_kept_across_reblocks(r, raw):
+    c = raw()
+    start = time.monotonic()
+    send(c, "XREAD", "BLOCK", "600", "STREAMS", "s", "5")
+    wait_blocked(r)
+    time.sleep(0.2)
+    # an entry not newer than 5-0 wakes the reader, which finds nothing and parks again
+    r.xadd("s", {"f": "v"}, id="1-0")
+    assert c.read_reply(timeout=3) == b"*-1\r\n"
+    elapsed = time.monotonic() - start
+    assert 0.55 <= elapsed < 1.0, elapsed
