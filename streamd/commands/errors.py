@@ -143,13 +143,8 @@ def grp_xnack_option(opt: bytes) -> str:
     return f"ERR Unrecognized XNACK option '{_raw(opt)}'"
 
 
-# --- Idempotent production (commands/idmp.py; XADD's IDMP options) ----------------------
+# --- Idempotent production (commands/idmp.py; XADD's IDMP texts are STREAM_IDMP_*) ------
 # Names prefixed IDMP_ so that they cannot collide with other families' additions.
-IDMP_MULTIPLE = "ERR syntax error, IDMP/IDMPAUTO specified multiple times"
-IDMP_AUTO_ID_ONLY = "ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs"
-IDMP_EMPTY_PID = "ERR syntax error, IDMP requires a non-empty producer ID"
-IDMP_EMPTY_IID = "ERR syntax error, IDMP requires a non-empty idempotent ID"
-IDMPAUTO_EMPTY_PID = "ERR syntax error, IDMPAUTO requires a non-empty producer ID"
 IDMP_CFG_NONE = "ERR At least one parameter must be specified"
 # XCFGSET spells these IDMP-DURATION / IDMP-MAXSIZE; XIDMP CFGSET uses DURATION / MAXSIZE.
 IDMP_CFG_REPEATED = "ERR {} specified multiple times"
@@ -157,7 +152,6 @@ IDMP_CFG_DURATION_RANGE = "ERR {} must be between 1 and 86400 seconds"
 IDMP_CFG_MAXSIZE_RANGE = "ERR {} must be between 1 and 10000 entries"
 # XIDMPRECORD: only the missing-entry text is known from Redis's source; the others are
 # not pinned by any upstream test or doc (reference §3.19, open question 4).
-IDMP_INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
 IDMP_RECORD_NO_ENTRY = "ERR No such message in stream"
 IDMP_RECORD_EMPTY_PID = "ERR producer ID must not be empty"
 IDMP_RECORD_EMPTY_IID = "ERR idempotent ID must not be empty"

@@ -14,6 +14,7 @@ from ..store.streamid import parse_id
 from . import errors as E
 from .args import parse_int
 from .errors import CommandError
+from .streams import new_idmp_state  # configs copied at stream creation, one definition
 from .table import command, integer, key, oneof, string, token
 
 DURATION_RANGE = (1, 86400)  # seconds; same bounds as the config stream-idmp-duration
@@ -22,24 +23,9 @@ MAXSIZE_RANGE = (1, 10000)  # records per producer; same as stream-idmp-maxsize
 
 # --- shared helpers ------------------------------------------------------------------------
 
-def new_idmp_state(ctx) -> IdmpState:
-    """The IDMP state for a stream being created now: the server's current
-    ``stream-idmp-duration`` / ``stream-idmp-maxsize``, expired by the server's registry.
-
-    Every place that creates a stream (XADD, XGROUP CREATE MKSTREAM, ...) should call this,
-    because Redis copies the two configs at creation and later CONFIG SET leaves existing
-    streams alone.
-    """
-    duration = ctx.config["stream-idmp-duration"]
-    maxsize = ctx.config["stream-idmp-maxsize"]
-    registry = ctx.keyspace.idmp
-    if registry is None:
-        return IdmpState(duration, maxsize)
-    return registry.new_state(duration, maxsize)
-
-
 def idmp_state(ctx, stream: Stream) -> IdmpState:
-    """``stream.idmp``, created on first use for a stream made without one."""
+    """``stream.idmp``; a stream made without one (every creation site should call
+    ``streams.new_stream``) gets one now, with the current configs."""
     state = stream.idmp
     if state is None:
         state = stream.idmp = new_idmp_state(ctx)
@@ -135,7 +121,7 @@ def xidmprecord(ctx, argv):
         raise CommandError(E.IDMP_RECORD_EMPTY_IID)
     sid = parse_id(argv[4], strict=True)
     if sid is None:
-        raise CommandError(E.IDMP_INVALID_ID)
+        raise CommandError(E.STREAM_INVALID_ID)
     if sid not in stream:
         raise CommandError(E.IDMP_RECORD_NO_ENTRY)
     try:
