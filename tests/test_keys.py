@@ -466,3 +466,21 @@ def test_generic_commands_accept_any_type(streams, r):
     assert r.persist("s") is True
     assert r.rename("h", "h2") is True
     assert r.delete("h2", "s") == 2
+
+
+def test_many_interleaved_scans_each_see_every_key(r):
+    names = {f"k{i}".encode() for i in range(200)}
+    r.mset({n: 1 for n in names})
+    scans = [[0, set(), False] for _ in range(40)]
+    first = True
+    while first or not all(done for _, _, done in scans):
+        first = False
+        for state in scans:
+            if state[2]:
+                continue
+            cursor, batch = r.scan(state[0], count=7)
+            state[1].update(batch)
+            state[0] = cursor
+            state[2] = cursor == 0
+    for _, seen, _ in scans:
+        assert seen == names

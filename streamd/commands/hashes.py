@@ -298,14 +298,7 @@ def hscan(ctx, argv):
         # Redis walks a listpack-encoded hash in one call whatever COUNT says.
         nxt, fields = 0, list(h)
     else:
-        snap = getattr(h, "scan_snapshot", None)
-        if cursor == 0 or snap is None:
-            snap = K.build_snapshot(list(h))
-            if isinstance(h, K.Hash):
-                h.scan_snapshot = snap
-        nxt, fields = K.scan_step(snap, cursor, count)
-        if nxt == 0 and isinstance(h, K.Hash):
-            h.scan_snapshot = None
+        nxt, fields = K.SNAPSHOTS.step(h, lambda: list(h), cursor, count)
     out = []
     for f in fields:
         value = h.get(f)

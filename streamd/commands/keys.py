@@ -121,10 +121,6 @@ def keys(ctx, argv):
     return [k for k in names if glob_match(pat, k)]
 
 
-# Per-database SCAN snapshot (see keyutil): rebuilt at cursor 0, dropped when a scan ends.
-_SCAN_SNAPSHOTS: dict = {}
-
-
 def parse_scan_options(args: Args, allow_type: bool):
     """COUNT/MATCH/TYPE as Redis's scanGenericCommand reads them (the last one wins)."""
     count, pat, typ, novalues = 10, None, None, False
@@ -165,12 +161,7 @@ def scan(ctx, argv):
     cursor = K.parse_cursor(argv[1])
     count, pat, typ, _ = parse_scan_options(Args(argv, 2), allow_type=True)
     db = ctx.db
-    snap = _SCAN_SNAPSHOTS.get(db)
-    if cursor == 0 or snap is None:
-        snap = _SCAN_SNAPSHOTS[db] = K.build_snapshot(list(db.data))
-    nxt, names = K.scan_step(snap, cursor, count)
-    if nxt == 0 and _SCAN_SNAPSHOTS.get(db) is snap:
-        del _SCAN_SNAPSHOTS[db]
+    nxt, names = K.SNAPSHOTS.step(db, lambda: list(db.data), cursor, count)
     out = []
     for k in names:
         value = db.get(k)  # also expires the stale keys it meets, as Redis's SCAN does
@@ -256,7 +247,7 @@ def move(ctx, argv):
     return 1
 
 
-@command("copy", -3, "write", (1, 2, 1), group="generic", since="6.2.0",
+@command("copy", -3, "write denyoom", (1, 2, 1), group="generic", since="6.2.0",
          summary="Copies the value of a key to a new key.",
          complexity="O(N) worst case for collections, where N is the number of nested "
                     "items. O(1) for string values.",
@@ -305,8 +296,6 @@ def swapdb(ctx, argv):
     if a != b:
         ctx.keyspace.swap(a, b)
         ctx.keyspace.dirty += 1
-        for index in (a, b):
-            _SCAN_SNAPSHOTS.pop(ctx.keyspace.dbs[index], None)
     return OK
 
 
@@ -443,7 +432,7 @@ def persist(ctx, argv):
 
 # --- OBJECT ------------------------------------------------------------------------------
 
-command("object", -2, "slow", group="generic", since="2.2.3",
+command("object", -2, "", group="generic", since="2.2.3",
         summary="A container for object introspection commands.",
         complexity="Depends on subcommand.", container=True)
 

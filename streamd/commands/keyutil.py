@@ -9,7 +9,7 @@ on how a value was built, not only on its content, so two ``bytes`` subclasses a
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from collections import OrderedDict
 
 from . import errors as E
 from .args import parse_int
@@ -35,12 +35,11 @@ class PlainStr(bytes):
 class Hash(dict):
     """A hash; ``hashtable`` is set once it outgrew listpack (Redis never converts back)."""
 
-    __slots__ = ("hashtable", "scan_snapshot")
+    __slots__ = ("hashtable",)
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         self.hashtable = False
-        self.scan_snapshot = None
 
     def copy(self):
         # dict.copy() would drop the subclass and with it the encoding.
@@ -128,34 +127,57 @@ def copy_value(value):
 
 # --- SCAN cursors ------------------------------------------------------------------------
 #
-# A cursor is a position in a fixed order of 63-bit hashes of the names, so it stays valid
-# however the collection changes: a call returns the names whose hash lies in
-# [cursor, next). Each call works on a sorted snapshot taken at some time during the scan
-# (rebuilt at cursor 0, or when missing), so every name present for the whole scan is in
-# the snapshot that covers its hash and is returned exactly once.
+# A scan walks a snapshot of the names (a plain list copy: cheap even for a large keyspace,
+# unlike sorting) taken when the scan starts, so every name present for the whole scan is
+# in it and gets returned once; names removed meanwhile are skipped by the caller's
+# presence check. The cursor carries the snapshot's id and a position.
+#
+# Snapshots live in an LRU table bounded by the names they hold in total. A cursor whose
+# snapshot was evicted (or that belongs to another collection) goes on from the same
+# position in a fresh snapshot: the scan always progresses, but under that memory pressure
+# names shifted by deletions may be missed.
 
-_MASK = (1 << 63) - 1
-
-
-def name_hash(name: bytes) -> int:
-    return hash(name) & _MASK
-
-
-def build_snapshot(names) -> tuple[list[int], list[bytes]]:
-    pairs = sorted((name_hash(n), n) for n in names)
-    return [h for h, _ in pairs], [n for _, n in pairs]
+_SNAPSHOT_BUDGET = 4_000_000  # names held by all snapshots together (8 bytes each)
+_SNAPSHOT_COUNT = 1024
+_POS_BITS = 32
+_POS_MASK = (1 << _POS_BITS) - 1
 
 
-def scan_step(snapshot, cursor: int, count: int) -> tuple[int, list[bytes]]:
-    """Names from ``snapshot`` at or after ``cursor``: about ``count`` of them, never
-    splitting equal hashes; returns (next cursor or 0 when done, names)."""
-    hashes, names = snapshot
-    i = bisect_left(hashes, cursor)
-    end = min(i + count, len(names))
-    while end < len(names) and hashes[end] == hashes[end - 1]:
-        end += 1
-    nxt = hashes[end - 1] + 1 if end < len(names) else 0
-    return nxt, names[i:end]
+class ScanSnapshots:
+    def __init__(self, budget: int = _SNAPSHOT_BUDGET, count: int = _SNAPSHOT_COUNT):
+        self.budget = budget
+        self.count = count
+        self.held = 0
+        self.table: OrderedDict[int, tuple] = OrderedDict()
+        self.next_id = 1
+
+    def step(self, owner, names, cursor: int, count: int) -> tuple[int, list]:
+        """One SCAN call over ``owner`` (a Database or a hash); ``names()`` lists it now.
+        Returns (next cursor, 0 when done; the names to check and reply with)."""
+        sid, pos = cursor >> _POS_BITS, cursor & _POS_MASK
+        snap = self.table.get(sid) if cursor else None
+        if snap is None or snap[0] is not owner:
+            sid = self.next_id
+            self.next_id = self.next_id % (1 << 31) + 1
+            snap = self.table[sid] = (owner, names())
+            self.held += len(snap[1])
+            while len(self.table) > 1 and (self.held > self.budget
+                                            or len(self.table) > self.count):
+                _, (_, old) = self.table.popitem(last=False)
+                self.held -= len(old)
+        else:
+            self.table.move_to_end(sid)
+        listed = snap[1]
+        end = min(pos + count, len(listed))
+        batch = listed[pos:end]
+        if end >= len(listed):
+            if self.table.pop(sid, None) is not None:
+                self.held -= len(listed)
+            return 0, batch
+        return (sid << _POS_BITS) | end, batch
+
+
+SNAPSHOTS = ScanSnapshots()
 
 
 def parse_cursor(arg: bytes) -> int:
