@@ -897,6 +897,15 @@ def test_xinfo_stream_radix_tree_keys_follow_node_size(r, call):
     assert info(call)[b"radix-tree-keys"] == 4
 
 
+def test_xinfo_stream_radix_tree_nodes(r, call):
+    node_config(r, 2)
+    for sid in ("1-0", "2-0", "3-0", "4-0", "5-0", "1000-0", "1000-1", "70000-0", "70000-5"):
+        call("XADD", "s", sid, "f", "v")
+    i = info(call)
+    # values read from Redis 7.0 for this exact sequence
+    assert (i[b"radix-tree-keys"], i[b"radix-tree-nodes"]) == (5, 14)
+
+
 def test_xinfo_stream_node_bytes_limit(r, call):
     r.config_set("stream-node-max-bytes", 100)
     for i in range(1, 21):

@@ -260,14 +260,12 @@ class Stream:
                node_max_bytes: int) -> None:
         """Add entry ``sid`` (the caller checked ``sid > last_id``) with flat ``fields``."""
         nodes = self._nodes
-        nf = len(fields) // 2
-        names = tuple(fields[0::2])
+        nf = len(fields) >> 1
+        names = (fields[0],) if nf == 1 else tuple(fields[0::2])
         values = fields[1::2]
-        raw = 0
-        for f in fields:
-            raw += len(f)
+        raw = sum(map(len, fields))
         tail = nodes[-1] if nodes else None
-        if tail is not None and tail.last_slot_id() >= sid:
+        if tail is not None and ((tail.ms[-1] << 64) | tail.seq[-1]) >= sid:
             # Only reachable when trailing tombstones outlive an XSETID that moved last_id
             # below them; Redis would write out of order, we start clean instead.
             self._drop_dead_tail(sid)
@@ -276,23 +274,28 @@ class Stream:
             max_bytes = node_max_bytes
             if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
                 max_bytes = LISTPACK_MAX_SIZE
-            if tail.lp_bytes() + raw >= max_bytes or (
-                    node_max_entries > 0 and tail.live + tail.ndead >= node_max_entries):
+            if (node_max_entries > 0 and tail.live + tail.ndead >= node_max_entries) or \
+                    tail.lp_bytes() + raw >= max_bytes:
                 tail.seal()
                 tail = None
+        ms, seq = sid >> 64, sid & U64
         if tail is None:
             tail = _Node(names)
             nodes.append(tail)
             self._firsts.append(sid)
-            master_id = sid
+            dms = dseq = 0
         else:
-            master_id = tail.first_id()
+            dms = ms - tail.ms[0]
+            dseq = seq - tail.seq[0]
             if names == tail.master:
                 names = tail.master  # share the tuple; identity marks "same fields"
-        # Element bytes of this slot: flags, ms delta, seq delta, [num-fields, fields],
-        # values, lp-count.
-        size = 2 + _int_size(_as_int64((sid >> 64) - (master_id >> 64))) \
-            + _int_size(_as_int64((sid & U64) - (master_id & U64)))
+        # Element bytes of this slot: flags, ms delta, seq delta (both as int64),
+        # [num-fields, fields], values, lp-count.
+        if not -_I64_SIGN <= dms < _I64_SIGN:
+            dms = _as_int64(dms)
+        if not -_I64_SIGN <= dseq < _I64_SIGN:
+            dseq = _as_int64(dseq)
+        size = 2 + _int_size(dms) + _int_size(dseq)
         for v in values:
             size += _str_size(v)
         if names is tail.master:
