@@ -8,6 +8,7 @@ stream with its groups) together with its TTL.
 from __future__ import annotations
 
 import random
+from itertools import islice
 
 from ..protocol.replies import OK, Simple
 from . import errors as E
@@ -180,20 +181,15 @@ def scan(ctx, argv):
 def randomkey(ctx, argv):
     """RANDOMKEY"""
     db = ctx.db
-    while db.data:
-        # Sampling keeps this O(1)-ish: list() of a large keyspace is the cost to avoid.
-        k = random.choice(list(db.data)) if len(db.data) < 64 else _sample_key(db.data)
+    for _ in range(16):
+        if not db.data:
+            return None
+        k = next(islice(iter(db.data), random.randrange(len(db.data)), None))
         if db.get(k) is not None:
             return k
-    return None
-
-
-def _sample_key(data: dict) -> bytes:
-    n = random.randrange(len(data))
-    for i, k in enumerate(data):
-        if i == n:
-            return k
-    return next(iter(data))
+    # Mostly expired keys: reclaim them all in one pass rather than one per try.
+    live = db.keys()
+    return random.choice(live) if live else None
 
 
 # --- moving values -----------------------------------------------------------------------
