@@ -348,3 +348,27 @@ def test_connection_survives_errors(r):
     for _ in range(3):
         err(cmd, r, "SET", "k", "v", "EX", "0")
     assert r.ping() is True
+
+
+# --- INCRBYFLOAT against a model of Redis's long double arithmetic -------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from streamd.commands.strings import incr_by_float  # noqa: E402
+
+_decimal = st.builds(
+    lambda sign, whole, frac, exp: f"{sign}{whole}{'.' + frac if frac else ''}"
+                                   f"{'e' + str(exp) if exp is not None else ''}",
+    st.sampled_from(["", "-"]), st.integers(0, 10**12).map(str),
+    st.text("0123456789", max_size=12), st.one_of(st.none(), st.integers(-30, 30)))
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(base=_decimal, incr=_decimal)
+def test_incrbyfloat_matches_long_double_model(r, call, base, incr):
+    # Against Redis this checks the model; against streamd, that the command uses it.
+    r.set("f", base)
+    expected = incr_by_float(base.encode(), incr.encode(), "ERR value is not a valid float")
+    assert call("INCRBYFLOAT", "f", incr) == expected
