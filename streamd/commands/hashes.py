@@ -36,7 +36,8 @@ def _get_or_create(ctx, k: bytes):
 
 
 def _commit(ctx, k: bytes, h, created: bool, *items: bytes) -> None:
-    K.hash_note_write(h, ctx.config, *items) if isinstance(h, K.Hash) else None
+    if isinstance(h, K.Hash):
+        K.hash_note_write(h, ctx.config, *items)
     if created:
         ctx.db.add(k, h)
     else:

@@ -13,7 +13,7 @@ from itertools import islice
 from ..protocol.replies import OK, Simple
 from . import errors as E
 from . import keyutil as K
-from .args import LLONG_MAX, LLONG_MIN, Args, glob_match, parse_int
+from .args import LLONG_MAX, Args, glob_match, parse_int
 from .errors import CommandError
 from .table import Arg, command, integer, key, oneof, pattern, string, token
 

@@ -12,7 +12,7 @@ from fractions import Fraction
 from ..protocol.replies import OK
 from . import errors as E
 from . import keyutil as K
-from .args import LLONG_MAX, LLONG_MIN, Args, parse_int
+from .args import LLONG_MAX, LLONG_MIN, parse_int
 from .errors import CommandError
 from .table import block, command, integer, key, oneof, string, token, Arg
 
