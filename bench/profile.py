@@ -71,6 +71,21 @@ def parse_raw(path: str):
     return total, own, incl, lines
 
 
+def _proc_times(pid: int) -> dict:
+    """CPU seconds (user+sys), context switches and a wall-clock stamp for ``pid``."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {"cpu": (int(fields[11]) + int(fields[12])) / tick, "wall": time.monotonic()}
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("voluntary_ctxt_switches"):
+                out["voluntary"] = int(line.split()[1])
+            elif line.startswith("nonvoluntary_ctxt_switches"):
+                out["nonvoluntary"] = int(line.split()[1])
+    return out
+
+
 def _drive(port: int, load: str, seconds: float, stop: threading.Event) -> None:
     if load == "idmp":
         key = b"bench:prof"
@@ -126,7 +141,10 @@ def main(argv=None) -> int:
         time.sleep(1.5)  # let the load reach a steady state
         cmd = ["py-spy", "record", "--pid", str(sp.pid), "--duration", str(int(args.seconds)),
                "--rate", str(args.rate), "--format", "raw", "--output", raw, "--nonblocking"]
+        before = _proc_times(sp.pid)
         subprocess.run(cmd, check=True, capture_output=True, timeout=args.seconds + 60)
+        after = _proc_times(sp.pid)
+        usage = {k: after[k] - before[k] for k in after}
         svg = None
         if args.svg:
             svg = raw.replace(".txt", ".svg")
@@ -138,6 +156,12 @@ def main(argv=None) -> int:
     finally:
         sp.stop()
     total, own, incl, lines = parse_raw(raw)
+    wall = usage.pop("wall")
+    print(f"streamd during the sample: {100 * usage['cpu'] / wall:.0f}% of one core "
+          f"(user+sys), {usage['nonvoluntary'] / wall:,.0f} involuntary and "
+          f"{usage['voluntary'] / wall:,.0f} voluntary context switches/s. py-spy counts a "
+          "runnable-but-preempted process as busy, so on a shared machine the frame where it "
+          "is usually preempted (the socket write that wakes the client) is over-weighted.")
     print(f"py-spy: {total} samples of streamd under '{args.load}' load "
           f"(50 clients x P16), {args.seconds:.0f} s at {args.rate} Hz; raw: {raw}"
           + (f"; svg: {svg}" if svg else ""))

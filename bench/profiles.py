@@ -31,18 +31,18 @@ class Profile:
 PROFILES = {
     "full": Profile(
         name="full", rounds=5, seconds=1.2, warmup_seconds=0.3, rb_min=2_000,
-        rb_max=2_000_000, xrange_entries=100_000, xrange_entries_slow=100_000,
+        rb_max=2_000_000, xrange_entries=100_000, xrange_entries_slow=20_000,
         readgroup_max=400_000, wakeup_samples=300, mem_rounds=1,
-        mem_8=1_000_000, mem_512=200_000, mem_8_slow=50_000, mem_512_slow=20_000,
+        mem_8=1_000_000, mem_512=200_000, mem_8_slow=30_000, mem_512_slow=10_000,
         seek_sizes=(10_000, 1_000_000, 10_000_000), seek_max_slow=100_000,
-        seek_seconds=1.0, load_budget=240.0),
+        seek_seconds=0.8, load_budget=200.0),
     "quick": Profile(
-        name="quick", rounds=3, seconds=0.35, warmup_seconds=0.15, rb_min=1_000,
+        name="quick", rounds=3, seconds=0.3, warmup_seconds=0.1, rb_min=1_000,
         rb_max=500_000, xrange_entries=100_000, xrange_entries_slow=10_000,
         readgroup_max=100_000, wakeup_samples=60, mem_rounds=1,
-        mem_8=100_000, mem_512=20_000, mem_8_slow=10_000, mem_512_slow=4_000,
+        mem_8=50_000, mem_512=10_000, mem_8_slow=5_000, mem_512_slow=2_000,
         seek_sizes=(10_000, 100_000), seek_max_slow=10_000,
-        seek_seconds=0.3, load_budget=40.0),
+        seek_seconds=0.25, load_budget=30.0),
     "smoke": Profile(
         name="smoke", rounds=1, seconds=0.1, warmup_seconds=0.05, rb_min=800,
         rb_max=20_000, xrange_entries=2_000, xrange_entries_slow=1_000,

@@ -78,6 +78,11 @@ def aggregate(data: dict) -> dict:
                 r["status"] = "error"
             else:
                 r["status"] = "n/a"
+            cpu = r.get("cpu_us_per_op") or []
+            r["cpu_median"] = _median(cpu)
+        ref_cpu = m["results"].get("redis", {}).get("cpu_median")
+        m["cpu_vs_redis"] = {t: perf_ratio(r.get("cpu_median"), ref_cpu, "lower")
+                             for t, r in m["results"].items() if t != "redis"}
         ref = m["results"].get("redis", {}).get("median")
         m["vs_redis"] = {t: perf_ratio(r.get("median"), ref, m["better"])
                          for t, r in m["results"].items() if t != "redis"}
@@ -227,6 +232,24 @@ def markdown(data: dict) -> str:
                 res.append(f"{'PASS' if c['pass'] else 'FAIL'} ({shown})")
         row.append("; ".join(res))
         lines.append("| " + " | ".join(row) + " |")
+    cpu_rows = [(k, m) for k, m in metrics.items()
+                if any(r.get("cpu_median") for r in m["results"].values())]
+    if cpu_rows:
+        lines += ["", "Server CPU time per operation (user+sys of the server process / ops, "
+                  "median; µs). Unlike throughput it barely depends on how much CPU the "
+                  "machine's other load leaves the server:", ""]
+        chead = ["Workload", *targets] + (["streamd vs redis"] if "streamd vs redis" in head
+                                          else [])
+        lines.append("| " + " | ".join(chead) + " |")
+        lines.append("|---|" + "|".join(["--:"] * (len(chead) - 1)) + "|")
+        for key, m in cpu_rows:
+            row = [m["title"]]
+            for t in targets:
+                c = (m["results"].get(t) or {}).get("cpu_median")
+                row.append(fmt_value(c, "µs") if c else "–")
+            if "streamd vs redis" in head:
+                row.append(fmt_ratio(m["cpu_vs_redis"].get("streamd")))
+            lines.append("| " + " | ".join(row) + " |")
     checks = data.get("checks", [])
     npass = sum(1 for c in checks if c["pass"] is True)
     nfail = sum(1 for c in checks if c["pass"] is False)

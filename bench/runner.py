@@ -204,6 +204,8 @@ def _run_workload(ctx, w, targets, data, progress, fleet):
                     traceback.print_exc()
                 continue
             extra = out.pop("_extra", None)
+            for key, v in (out.pop("_cpu", None) or {}).items():
+                data["metrics"][key]["results"][t.name].setdefault("cpu_us_per_op", []).append(v)
             shown = []
             for key, v in out.items():
                 r = data["metrics"][key]["results"][t.name]

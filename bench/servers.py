@@ -22,6 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 ALL_TARGETS = ("streamd", "redis", "fakeredis")
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -164,6 +165,12 @@ class ServerProc:
                 if line.startswith("VmRSS:"):
                     return int(line.split()[1]) * 1024
         raise RuntimeError("VmRSS not found")
+
+    def cpu_seconds(self) -> float:
+        """user+sys CPU time of the server process (all threads, incl. exited ones)."""
+        with open(f"/proc/{self.pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _CLK_TCK
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None

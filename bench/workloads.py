@@ -161,7 +161,7 @@ class RBench(Workload):
                 raise RuntimeError(f"XRANGE sample returned {len(reply or [])} entries, expected 10")
         if self.key:
             _del(t.port, self.key)
-        warm = max(self.clients * self.pipeline * 8, 1000)
+        warm = max(self.clients * self.pipeline * 4, 500)
         res = rbench.run(t.port, self.command, clients=self.clients, pipeline=self.pipeline,
                          requests=warm, randomkeys=state["randomkeys"])
         p = ctx.profile
@@ -173,15 +173,17 @@ class RBench(Workload):
     def run(self, ctx, t, state, rnd):
         if self.key:
             _del(t.port, self.key)
+        cpu0 = t.proc.cpu_seconds()
         res = rbench.run(t.port, self.command, clients=self.clients, pipeline=self.pipeline,
                          requests=state["n"], randomkeys=state["randomkeys"])
+        cpu = t.proc.cpu_seconds() - cpu0
         if self.command[0] == "XADD":
             with Conn(t.port) as c:
                 xlen = c.call(b"XLEN", self.key)
             if xlen < state["n"]:
                 raise RuntimeError(f"XLEN {xlen} after {state['n']} XADDs: commands failed")
-        return {self.name: res["ops_per_sec"], "_extra": {"n": state["n"], **{
-            k: v for k, v in res.items() if k.endswith("_ms")}}}
+        return {self.name: res["ops_per_sec"], "_cpu": {self.name: cpu / state["n"] * 1e6},
+                "_extra": {"n": state["n"], **{k: v for k, v in res.items() if k.endswith("_ms")}}}
 
     def teardown(self, ctx, t, state):
         if self.key:
@@ -277,6 +279,7 @@ class IdmpVsPlain(Workload):
     def _one(self, ctx, t, v, seconds):
         self._prepare(t, v)
         key = self._key(v)
+        cpu0 = t.proc.cpu_seconds()
         if self.clients == 1 and self.pipeline == 1:
             res = loadgen.unpipelined(t.port, xadd_maker(v, key, 0), seconds)
         else:
@@ -292,6 +295,7 @@ class IdmpVsPlain(Workload):
                     return b"".join([make(j) for j in range(i, i + depth)])
                 return batch
             res = loadgen.pipelined(t.port, self.clients, depth, factory, seconds)
+        res["cpu_s"] = t.proc.cpu_seconds() - cpu0
         return res
 
     def _variants(self, t):
@@ -309,9 +313,10 @@ class IdmpVsPlain(Workload):
     def run(self, ctx, t, state, rnd):
         vs = self._variants(t)
         k = rnd % len(vs)
-        result, extra = {}, {}
+        result, extra, cpu = {}, {}, {}
         for v in vs[k:] + vs[:k]:
             res = self._one(ctx, t, v, ctx.profile.seconds)
+            cpu[f"{self.name}.{v}"] = res["cpu_s"] / res["ops"] * 1e6
             result[f"{self.name}.{v}"] = res["ops_per_sec"]
             if "p50_us" in res:
                 extra[f"{v}.p50_us"] = res["p50_us"]
@@ -319,6 +324,7 @@ class IdmpVsPlain(Workload):
             if v not in vs:
                 result[f"{self.name}.{v}"] = NotApplicable(f"{t.name} lacks {v} ({t.lacks(v)})")
         result["_extra"] = extra
+        result["_cpu"] = cpu
         return result
 
     def teardown(self, ctx, t, state):
@@ -352,10 +358,13 @@ class ReadGroupAck(Workload):
         p = ctx.profile
         n = int(min(p.readgroup_max, max(2000, state["rate"] * p.seconds * 1.5)))
         self._prefill(t, n)
+        cpu0 = t.proc.cpu_seconds()
         res = loadgen.readgroup_ack(t.port, self.KEY, b"g", n, p.seconds)
+        cpu = t.proc.cpu_seconds() - cpu0
         state["rate"] = max(state["rate"], res["entries_per_sec"])
-        return {self.name: res["entries_per_sec"], "_extra": {"entries": res["entries"],
-                                                            "prefill": n}}
+        return {self.name: res["entries_per_sec"],
+                "_cpu": {self.name: cpu / res["entries"] * 1e6},
+                "_extra": {"entries": res["entries"], "prefill": n}}
 
     def teardown(self, ctx, t, state):
         _del(t.port, self.KEY)
@@ -488,6 +497,7 @@ class Seek(Workload):
         result: dict = {}
         extra: dict = {}
         sp = ctx.fleet.start(t.name)
+        started = time.monotonic()
         try:
             with Conn(sp.port) as c:
                 loaded = 0
@@ -501,19 +511,30 @@ class Seek(Workload):
                         ctx.note(f"seek on {t.name}: sizes above {size_label(p.seek_max_slow)} "
                                  "skipped (loading too slow)")
                         continue
+                    remaining = p.load_budget - (time.monotonic() - started)
+                    rate = extra.get(f"load_{size_label(loaded)}_entries_per_sec") if loaded else None
+                    if rate and (n - loaded) / rate > remaining:
+                        result[mkey] = NotApplicable(
+                            f"skipped on {t.name}: loading to {label} entries would take "
+                            f"~{(n - loaded) / rate:.0f} s at the measured {rate:,.0f} entries/s "
+                            f"(load budget {p.load_budget:.0f} s)")
+                        ctx.note(f"seek on {t.name}: {label} skipped (load too slow: "
+                                 f"{rate:,.0f} entries/s)")
+                        break
                     t0 = time.perf_counter()
                     try:
                         added = load_stream(c, key, n - loaded, b"12345678", first_ms=loaded + 1,
                                             explicit_ids=True,
-                                            deadline=time.monotonic() + p.load_budget, check=guard)
+                                            deadline=time.monotonic() + max(1.0, remaining),
+                                            check=guard)
                     except MemoryError as exc:
                         result[mkey] = RuntimeError(str(exc))
                         break
                     extra[f"load_{label}_entries_per_sec"] = added / max(1e-9, time.perf_counter() - t0)
                     loaded += added
                     if loaded < n:
-                        result[mkey] = RuntimeError(f"load cut at {loaded} entries after "
-                                                    f"{p.load_budget:.0f}s")
+                        result[mkey] = RuntimeError(f"load cut at {loaded} entries (load budget "
+                                                    f"{p.load_budget:.0f} s)")
                         break
                     probe = n // 2
                     sample = c.call(b"XREAD", b"COUNT", b"1", b"STREAMS", key, b"%012d" % probe)
