@@ -19,7 +19,7 @@ IDs are the single ints of ``store.streamid``. No command names or error texts h
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 from .streamid import MAX_ID, U64
 
@@ -129,16 +129,15 @@ class _Node:
         return (self.ms[-1] << 64) | self.seq[-1]
 
     def lower_bound(self, sid: int) -> int:
-        """Index of the first slot with ID >= sid."""
-        ms, seq = self.ms, self.seq
-        lo, hi = 0, len(ms)
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if ((ms[mid] << 64) | seq[mid]) < sid:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
+        """Index of the first slot with ID >= sid (binary searches run in C)."""
+        ms_t = sid >> 64
+        ms = self.ms
+        lo = bisect_left(ms, ms_t)
+        hi = bisect_right(ms, ms_t, lo)
+        if lo == hi:
+            return lo
+        # slots sharing the ms are ordered by seq
+        return bisect_left(self.seq, sid & U64, lo, hi)
 
     def is_live(self, j: int) -> bool:
         return self.dead is None or not self.dead[j]
