@@ -115,7 +115,7 @@ def xadd_template(key: bytes, value: bytes, explicit_ids: bool) -> bytes:
 
 
 def load_stream(conn: Conn, key: bytes, count: int, value: bytes, *, first_ms: int = 1,
-                explicit_ids: bool = True, chunk: int = 2000, deadline: float | None = None,
+                explicit_ids: bool = True, chunk: int | None = None, deadline: float | None = None,
                 check=None) -> int:
     """Append ``count`` entries ``f value`` to ``key`` by pipelined raw XADD.
 
@@ -133,6 +133,8 @@ def load_stream(conn: Conn, key: bytes, count: int, value: bytes, *, first_ms: i
         one = xadd_template(key, value, False).replace(b"%%", b"%")
         def make(lo, hi):
             return one * (hi - lo)
+    if chunk is None:  # ~256 KB of requests per write, so little sits in server buffers
+        chunk = max(100, min(2000, (256 << 10) // (len(value) + len(key) + 60)))
     done = 0
     inflight: list[int] = []
     sent = 0
