@@ -47,8 +47,8 @@ PROFILES = {
         name="smoke", rounds=1, seconds=0.1, warmup_seconds=0.05, rb_min=800,
         rb_max=20_000, xrange_entries=2_000, xrange_entries_slow=1_000,
         readgroup_max=2_000, wakeup_samples=5, mem_rounds=1,
-        mem_8=20_000, mem_512=2_000, mem_8_slow=2_000, mem_512_slow=500,
-        seek_sizes=(1_000, 5_000), seek_max_slow=1_000,
+        mem_8=10_000, mem_512=2_000, mem_8_slow=2_000, mem_512_slow=500,
+        seek_sizes=(1_000, 3_000), seek_max_slow=1_000,
         seek_seconds=0.1, load_budget=10.0),
 }
 
