@@ -260,6 +260,20 @@ def test_minid_partial_trim_can_leave_node_without_live_entries():
     assert ids(s) == [make_id(4, 0)]
 
 
+def test_append_below_trailing_trim_tombstones_stays_ordered():
+    # ACKED trimming can tombstone the tail while an earlier entry survives; XSETID may
+    # then lower last_id below those tombstones. The next append must keep ID order.
+    s = filled(3)
+    s.trim(minid=make_id(4, 0), keep=lambda sid: sid == make_id(1, 0))
+    assert ids(s) == [make_id(1, 0)]
+    s.last_id = make_id(1, 5)
+    s.append(make_id(1, 6), FV, 100, 4096)
+    assert ids(s) == [make_id(1, 0), make_id(1, 6)]
+    assert ids(s, reverse=True) == [make_id(1, 6), make_id(1, 0)]
+    assert s.get(make_id(1, 6)) == FV and s.get(make_id(2, 0)) is None
+    assert s.length == 2
+
+
 # --- ranges --------------------------------------------------------------------------------
 
 def test_range_bounds_at_node_edges_forward_and_backward():
