@@ -31,7 +31,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Iterator, Mapping
 
-from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
 from pyspark.sql.types import MapType, StructType
 
 from ._conn import (
@@ -145,31 +149,50 @@ class _SinkBase:
             finally:
                 client.close()
 
-    def _iid(self, row) -> str:
+    def _columns(self) -> list[str]:
+        """Input columns the sink reads."""
+        cols = [self.fields_col] if self.fields_col is not None else list(self.value_cols)
+        return cols + [c for c in self.iid_cols if c not in cols]
+
+    def _records(self, batches: Iterator) -> Iterator[tuple[str | None, list]]:
+        """``(iid, [field, value, ...])`` for every row of the incoming Arrow batches.
+
+        Works column-wise (one to_pylist() per column and batch) instead of building a
+        Spark Row per record, which is what makes the Arrow writer API worth using.
+        """
+        for batch in batches:
+            cols = {name: batch.column(name).to_pylist() for name in self._columns()}
+            for i in range(batch.num_rows):
+                yield self._iid(cols, i), self._fields(cols, i)
+
+    def _iid(self, cols: dict, i: int) -> str | None:
+        if not self.iid_cols:
+            return None
         if self.id_column is not None:
-            value = row[self.id_column]
+            value = cols[self.id_column][i]
             if value is None:
-                raise StreamdSparkError(f"idColumn '{self.id_column}' is null in row {row}")
+                raise StreamdSparkError(f"idColumn '{self.id_column}' is null in a row")
             return str(value)
-        stream, eid = row[self.iid_cols[0]], row[self.iid_cols[1]]
+        stream, eid = cols[self.iid_cols[0]][i], cols[self.iid_cols[1]][i]
         if stream is None or eid is None:
-            raise StreamdSparkError(f"'stream' or 'id' is null in row {row}")
+            raise StreamdSparkError("'stream' or 'id' is null in a row")
         # An entry ID never contains ':', so the last ':' splits this unambiguously.
         return f"{stream}:{eid}"
 
-    def _fields(self, row) -> list:
+    def _fields(self, cols: dict, i: int) -> list:
         flat: list = []
         if self.fields_col is not None:
-            for key, value in (row[self.fields_col] or {}).items():
+            for key, value in cols[self.fields_col][i] or ():
                 if value is not None:
                     flat += (key, _field_value(value))
         else:
             for name in self.value_cols:
-                value = row[name]
+                value = cols[name][i]
                 if value is not None:
                     flat += (name, _field_value(value))
         if not flat:
-            raise StreamdSparkError(f"row has no non-null field to write: {row}")
+            raise StreamdSparkError("a row has no non-null field to write (iid "
+                                    f"{self._iid(cols, i)!r})")
         return flat
 
     def _producer(self, ctx) -> str:
@@ -181,8 +204,9 @@ class _SinkBase:
             return f"spark:{query}:{ctx.partitionId()}"
         return f"spark:{self.job_id}:{ctx.partitionId() if ctx else 0}"
 
-    def _write_rows(self, rows: Iterator) -> StreamdCommitMessage:
-        """Send ``rows`` with pipelined XADDs, ``writeBatchSize`` per round trip."""
+    def _write_batches(self, batches: Iterator) -> StreamdCommitMessage:
+        """Send every row of ``batches`` (Arrow) with pipelined XADDs, ``writeBatchSize``
+        per round trip; the IDMP-MAXSIZE guard fails the task before it writes too many."""
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
@@ -214,7 +238,7 @@ class _SinkBase:
                 replies = pipe.execute()
                 return sum(1 for r in replies if parse_id(r) <= baseline)
 
-            for row in rows:
+            for iid, flat in self._records(batches):
                 if limit is not None and sent >= limit:
                     raise StreamdSparkError(
                         f"write task for partition {part}"
@@ -225,10 +249,9 @@ class _SinkBase:
                         "(e.g. numPartitions on the streamd reader, or repartition), a "
                         "smaller maxEntriesPerTrigger, or a larger IDMP-MAXSIZE")
                 if self.idempotent:
-                    pipe.execute_command("XADD", self.stream, "IDMP", pid, self._iid(row), "*",
-                                         *self._fields(row))
+                    pipe.execute_command("XADD", self.stream, "IDMP", pid, iid, "*", *flat)
                 else:
-                    pipe.execute_command("XADD", self.stream, "*", *self._fields(row))
+                    pipe.execute_command("XADD", self.stream, "*", *flat)
                 sent += 1
                 pending += 1
                 if pending >= self.chunk:
@@ -249,7 +272,7 @@ class _SinkBase:
                  sum(m.duplicates for m in done))
 
 
-class StreamdBatchWriter(_SinkBase, DataSourceWriter):
+class StreamdBatchWriter(_SinkBase, DataSourceArrowWriter):
     """``df.write.format("streamd")``: appends every row to ``stream``.
 
     Options: url, stream, idColumn, jobId (producer name; pass a stable one to make a
@@ -261,8 +284,8 @@ class StreamdBatchWriter(_SinkBase, DataSourceWriter):
         super().__init__(options, schema, streaming=False)
 
     def write(self, iterator: Iterator) -> StreamdCommitMessage:
-        """Write one partition (runs on an executor)."""
-        return self._write_rows(iterator)
+        """Write one partition, given as Arrow record batches (runs on an executor)."""
+        return self._write_batches(iterator)
 
     def commit(self, messages) -> None:
         """Entries are already visible once written; only log a summary."""
@@ -274,15 +297,15 @@ class StreamdBatchWriter(_SinkBase, DataSourceWriter):
         self._summary(messages, "batch write aborted")
 
 
-class StreamdStreamWriter(_SinkBase, DataSourceStreamWriter):
+class StreamdStreamWriter(_SinkBase, DataSourceStreamArrowWriter):
     """``df.writeStream.format("streamd")``: exactly-once XADD sink (see module doc)."""
 
     def __init__(self, options: Mapping[str, str], schema: StructType):
         super().__init__(options, schema, streaming=True)
 
     def write(self, iterator: Iterator) -> StreamdCommitMessage:
-        """Write one partition of a micro-batch (runs on an executor)."""
-        return self._write_rows(iterator)
+        """Write one partition of a micro-batch, as Arrow batches (runs on an executor)."""
+        return self._write_batches(iterator)
 
     def commit(self, messages, batchId: int) -> None:
         """Runs on the driver in a fresh writer; the data is already in place, so this only

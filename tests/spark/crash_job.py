@@ -27,7 +27,9 @@ def main(url: str, src: str, base: str, slow_ms: str, *outs: str) -> int:
     from pyspark.sql.functions import udf
 
     delay = int(slow_ms) / 1000.0
-    spark = make_spark("local[2]", **{"spark.sql.execution.arrow.maxRecordsPerBatch": "10"})
+    # Four task slots: the two queries' tasks mostly sleep in the UDF, and with slots for
+    # all of them neither query waits between batches for the other to free a core.
+    spark = make_spark("local[4]", **{"spark.sql.execution.arrow.maxRecordsPerBatch": "10"})
 
     def slow(n):
         # Padding makes the UDF worker flush its (64 KiB buffered) results every few rows,

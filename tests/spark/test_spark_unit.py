@@ -26,6 +26,22 @@ SINK_SCHEMA = StructType([StructField("stream", StringType()), StructField("id",
                           StructField("fields", MapType(StringType(), StringType()))])
 
 
+def _rows_of(reader, plan):
+    """Flatten the Arrow batches read() yields into (stream, id, fields-dict) tuples."""
+    return [(d["stream"], d["id"], dict(d["fields"]))
+            for p in plan for batch in reader.read(p) for d in batch.to_pylist()]
+
+
+def _batches(rows, schema):
+    """Rows as one Arrow batch, the way Spark hands them to an Arrow writer."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    dicts = [{k: (list(v.items()) if isinstance(v, dict) else v) for k, v in r.asDict().items()}
+             for r in rows]
+    return iter([pa.RecordBatch.from_pylist(dicts, schema=to_arrow_schema(schema))])
+
+
 def _ids_between(lo, hi):
     return [(ms, seq) for ms in range(lo[0], hi[0] + 1) for seq in (0, 5, MAX_SEQ)
             if lo <= (ms, seq) <= hi]
@@ -64,20 +80,20 @@ def test_batch_partitions_are_deterministic_and_complete(target, client, names):
     plan = reader.partitions()
     assert [vars(p) for p in plan] == [vars(p) for p in src.reader(None).partitions()]
     assert sum(p.stream == a for p in plan) == 4 and sum(p.stream == b for p in plan) == 3
-    rows = [row for p in plan for row in reader.read(p)]
+    rows = _rows_of(reader, plan)
     assert [r[1] for r in rows if r[0] == a] == ids_a  # all, once, in order
     assert [r[1] for r in rows if r[0] == b] == ids_b
     assert rows[0][2] == {"n": "0", "who": a}
     # start/end bound the read (XRANGE syntax, inclusive)
     part = StreamdDataSource({"url": target.url, "streams": a, "start": "1010",
                               "end": "1019-0"}).reader(None)
-    got = [r[1] for p in part.partitions() for r in part.read(p)]
+    got = [r[1] for r in _rows_of(part, part.partitions())]
     assert got == ids_a[10:20]
 
 
 def test_batch_reader_on_missing_streams_reads_nothing(target, names):
     reader = StreamdDataSource({"url": target.url, "streams": names("x")}).reader(None)
-    assert [r for p in reader.partitions() for r in reader.read(p)] == []
+    assert _rows_of(reader, reader.partitions()) == []
 
 
 def _stream_reader(target, streams, **opts):
@@ -93,7 +109,7 @@ def _drain(reader, start, limit):
         end = reader.latestOffset(start, limit)
         if end == start:
             return batches, end
-        batches.append([r[1] for p in reader.partitions(start, end) for r in reader.read(p)])
+        batches.append([r[1] for r in _rows_of(reader, reader.partitions(start, end))])
         reader.commit(end)
         start = end
 
@@ -183,7 +199,7 @@ def test_writer_field_mapping_and_validation(target, client, names):
     schema = StructType([StructField("stream", StringType()), StructField("id", StringType()),
                          StructField("amount", StringType()), StructField("note", StringType())])
     w = StreamdBatchWriter({"url": target.url, "stream": out, "idempotent": "false"}, schema)
-    msg = w.write(iter([Row(stream="s", id="1-0", amount="3", note=None)]))
+    msg = w.write(_batches([Row(stream="s", id="1-0", amount="3", note=None)], schema))
     assert msg.rows == 1
     ((_, fields),) = client.xrange(out)
     assert fields == {b"amount": b"3"}  # source columns and nulls are not copied
@@ -208,8 +224,8 @@ def test_ensure_target_creates_empty_configured_stream_once(target, client, name
 def test_idempotent_batch_write_deduplicates_a_rerun(target, client, names, idmp):
     out = names("out")
     opts = {"url": target.url, "stream": out, "jobid": "job-1", "writebatchsize": "3"}
-    first = StreamdBatchWriter(opts, SINK_SCHEMA).write(iter(_rows("src", 10)))
-    again = StreamdBatchWriter(opts, SINK_SCHEMA).write(iter(_rows("src", 12)))
+    first = StreamdBatchWriter(opts, SINK_SCHEMA).write(_batches(_rows("src", 10), SINK_SCHEMA))
+    again = StreamdBatchWriter(opts, SINK_SCHEMA).write(_batches(_rows("src", 12), SINK_SCHEMA))
     assert (first.rows, first.duplicates) == (10, 0)
     assert (again.rows, again.duplicates) == (12, 10)
     assert client.xlen(out) == 12
@@ -217,7 +233,7 @@ def test_idempotent_batch_write_deduplicates_a_rerun(target, client, names, idmp
     assert info["idmp-maxsize"] == 10000 and info["idmp-duration"] == 86400
     # Another job (another producer) is not deduplicated against job-1.
     other = dict(opts, jobid="job-2")
-    StreamdBatchWriter(other, SINK_SCHEMA).write(iter(_rows("src", 2)))
+    StreamdBatchWriter(other, SINK_SCHEMA).write(_batches(_rows("src", 2), SINK_SCHEMA))
     assert client.xlen(out) == 14
 
 
@@ -226,9 +242,9 @@ def test_task_larger_than_idmp_maxsize_fails_clearly(target, client, names, idmp
     opts = {"url": target.url, "stream": out, "idmpmaxsize": "5", "writebatchsize": "2"}
     writer = StreamdBatchWriter(opts, SINK_SCHEMA)
     with pytest.raises(StreamdSparkError, match=r"more than 5 rows, the IDMP-MAXSIZE"):
-        writer.write(iter(_rows("src", 6)))
+        writer.write(_batches(_rows("src", 6), SINK_SCHEMA))
     assert client.xlen(out) <= 5  # never more than the window can protect
-    assert writer.write(iter(_rows("src", 5))).rows == 5
+    assert writer.write(_batches(_rows("src", 5), SINK_SCHEMA)).rows == 5
     assert client.xlen(out) == 5
 
 
@@ -236,7 +252,7 @@ def test_plain_sink_duplicates_on_rerun(target, client, names):
     out = names("out")
     opts = {"url": target.url, "stream": out, "idempotent": "false"}
     for _ in range(2):
-        StreamdBatchWriter(opts, SINK_SCHEMA).write(iter(_rows("src", 4)))
+        StreamdBatchWriter(opts, SINK_SCHEMA).write(_batches(_rows("src", 4), SINK_SCHEMA))
     assert client.xlen(out) == 8
 
 
