@@ -290,7 +290,8 @@ def chart(data: dict, path: str) -> bool:
         target = next((c["threshold"] for c in data.get("checks", [])
                        if c["metric"] == key and c["kind"] == "vs_redis"), None)
         rows.append((m["title"], sd, fk, target))
-    own = [(f"{data['metrics'][c['metric']]['title']} ({c['label']})", c["value"] / c["threshold"],
+    own = [(f"{data['metrics'][c['metric']]['title']} ({c['op']}{c['threshold']:g})",
+            c["value"] / c["threshold"],
             c["pass"]) for c in data.get("checks", [])
            if c["kind"] in ("vs_plain", "absolute", "growth") and c["value"] is not None]
     if not rows and not own:
@@ -325,7 +326,7 @@ def chart(data: dict, path: str) -> bool:
     ax.set_yticks(ys)
     ax.set_yticklabels([o[0] for o in own], fontsize=8)
     ax.set_ylim(n - 0.5, -0.5)
-    ax.set_xlabel("measured / threshold (green = pass; ≥ targets need >1, ≤ targets <1)")
+    ax.set_xlabel("measured ÷ threshold (green = pass)")
     ax.set_title("streamd's own targets", fontsize=10)
     fig.suptitle(f"streamd benchmark ({data['meta']['mode']}, {data['meta']['started_utc']})")
     fig.tight_layout()
