@@ -296,6 +296,10 @@ class IdmpVsPlain(Workload):
                 return batch
             res = loadgen.pipelined(t.port, self.clients, depth, factory, seconds)
         res["cpu_s"] = t.proc.cpu_seconds() - cpu0
+        with Conn(t.port) as c:  # every XADD must have added an entry (no dedup hits)
+            xlen = c.call(b"XLEN", key)
+        if xlen != res["ops"] + 1:
+            raise RuntimeError(f"{v}: XLEN {xlen} after {res['ops']} XADDs")
         return res
 
     def _variants(self, t):
