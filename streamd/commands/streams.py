@@ -241,13 +241,16 @@ def _trim(ctx, s: Stream, a: AddTrimArgs) -> int:
 
 # --- XADD ----------------------------------------------------------------------------------
 
-_TRIM_DOC = block(
-    "trim",
-    oneof("strategy", token("MAXLEN"), token("MINID", since="6.2.0")),
-    oneof("operator", token("=", "equal"), token("~", "approximately"), optional=True),
-    string("threshold"),
-    integer("count", token="LIMIT", optional=True, since="6.2.0"),
-    optional=True)
+def _trim_doc(optional: bool):
+    return block(
+        "trim",
+        oneof("strategy", token("MAXLEN"), token("MINID", since="6.2.0")),
+        oneof("operator", token("=", "equal"), token("~", "approximately"), optional=True),
+        string("threshold"),
+        integer("count", token="LIMIT", optional=True, since="6.2.0"),
+        optional=optional)
+
+
 _STRATEGY_DOC = oneof("condition", token("KEEPREF"), token("DELREF"), token("ACKED"),
                       optional=True, since="8.2.0")
 
@@ -261,7 +264,7 @@ _STRATEGY_DOC = oneof("condition", token("KEEPREF"), token("DELREF"), token("ACK
                      block("idmpauto-with-pid", string("pid"), token="IDMPAUTO"),
                      block("idmp-with-pid-iid", string("pid"), string("iid"), token="IDMP"),
                      optional=True, since="8.6.0"),
-               _TRIM_DOC,
+               _trim_doc(optional=True),
                oneof("id-selector", token("*", "auto-id"), string("id")),
                block("data", string("field"), string("value"), multiple=True)))
 def xadd(ctx, argv):
@@ -508,7 +511,7 @@ def xdelex(ctx, argv):
                     "very small however, since entries are organized in macro nodes "
                     "containing multiple entries that can be released with a single "
                     "deallocation.",
-         args=(key(), _TRIM_DOC, _STRATEGY_DOC))
+         args=(key(), _trim_doc(optional=False), _STRATEGY_DOC))
 def xtrim(ctx, argv):
     """XTRIM key <MAXLEN | MINID> [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]
 
