@@ -213,3 +213,20 @@ def test_hash_commands_on_a_string(r, args):
     r.set("s", "v")
     assert err(cmd, r, *args) == WRONGTYPE
     assert r.get("s") == b"v"
+
+
+def test_hscan_keeps_fields_present_throughout_despite_churn(r):
+    stable = {f"s{i}".encode() for i in range(300)}
+    r.hset("h", mapping={f: b"1" for f in stable})
+    r.hset("h", mapping={f"gone{i}": 1 for i in range(300)})
+    seen = set()
+    cursor, step = 0, 0
+    while True:
+        cursor, batch = r.hscan("h", cursor, count=25)
+        seen.update(batch)
+        r.hdel("h", *[f"gone{i}" for i in range(step * 12, step * 12 + 12)])
+        r.hset("h", mapping={f"new{step}:{i}": 1 for i in range(5)})
+        step += 1
+        if cursor == 0:
+            break
+    assert stable <= seen
