@@ -37,9 +37,9 @@ PROFILES = {
         seek_sizes=(10_000, 1_000_000, 10_000_000), seek_max_slow=100_000,
         seek_seconds=0.8, load_budget=200.0),
     "quick": Profile(
-        name="quick", rounds=3, seconds=0.3, warmup_seconds=0.1, rb_min=1_000,
+        name="quick", rounds=3, seconds=0.25, warmup_seconds=0.08, rb_min=1_000,
         rb_max=500_000, xrange_entries=100_000, xrange_entries_slow=10_000,
-        readgroup_max=100_000, wakeup_samples=60, mem_rounds=1,
+        readgroup_max=100_000, wakeup_samples=40, mem_rounds=1,
         mem_8=50_000, mem_512=30_000, mem_8_slow=5_000, mem_512_slow=2_000,
         seek_sizes=(10_000, 100_000), seek_max_slow=10_000,
         seek_seconds=0.25, load_budget=30.0),

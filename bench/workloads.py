@@ -167,7 +167,7 @@ class RBench(Workload):
         p = ctx.profile
         n = int(res["ops_per_sec"] * p.seconds)
         n = max(p.rb_min, min(p.rb_max, n))
-        state["n"] = max(n, self.clients * self.pipeline * 4)
+        state["n"] = max(n, self.clients * self.pipeline * 2)
         return state
 
     def run(self, ctx, t, state, rnd):
@@ -548,9 +548,9 @@ class Seek(Workload):
                     if not sample or sample[0][1][0][0] != b"%d-0" % (probe + 1):
                         raise RuntimeError(f"XREAD from {probe} returned {sample!r:.100}")
                     cmd = ["XREAD", "COUNT", "1", "STREAMS", key.decode(), "__rand_int__"]
-                    warm = rbench.run(sp.port, cmd, clients=50, pipeline=16, requests=8000,
+                    warm = rbench.run(sp.port, cmd, clients=50, pipeline=16, requests=3200,
                                       randomkeys=n - 1)
-                    req = int(max(8000, min(2_000_000, warm["ops_per_sec"] * p.seek_seconds)))
+                    req = int(max(3200, min(2_000_000, warm["ops_per_sec"] * p.seek_seconds)))
                     res = rbench.run(sp.port, cmd, clients=50, pipeline=16, requests=req,
                                      randomkeys=n - 1)
                     result[mkey] = 1e6 / res["ops_per_sec"]
