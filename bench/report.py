@@ -196,8 +196,10 @@ def markdown(data: dict) -> str:
         f"- Rounds: {meta['rounds']} interleaved ({' → '.join(targets)} per round; "
         f"memory/seek: {meta['mem_rounds']} fresh-server run per target); "
         f"medians, ± = half the min–max range",
-        f"- Host: {meta['host']}, {meta['cpus']} CPUs, Python {meta['python']}; "
-        f"duration {meta['duration_s']:.0f} s; command `{meta['command']}`",
+        f"- Host: {meta['host']}, {meta['cpus']} CPUs, Python {meta['python']}, load average "
+        f"{meta.get('loadavg_start', 0):.1f} at start / {meta.get('loadavg_end', 0):.1f} at end "
+        f"(other work shares the CPUs); duration {meta['duration_s']:.0f} s; "
+        f"command `{meta['command']}`",
         "- \"vs\" columns are performance factors (>1 = streamd better): value ratio for "
         "throughput, inverse ratio for latency, memory and seek cost.",
         "",

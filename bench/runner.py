@@ -84,6 +84,7 @@ def main(argv=None) -> int:
             "started_utc": started.strftime("%Y-%m-%d %H:%M UTC"),
             "host": platform.node() or "?", "cpus": os.cpu_count(),
             "python": platform.python_version(),
+            "loadavg_start": os.getloadavg()[0],
             "command": "python -m bench " + " ".join(sys.argv[1:] if argv is None else argv),
             "profile": profile.__dict__,
         },
@@ -132,6 +133,7 @@ def main(argv=None) -> int:
     finally:
         fleet.stop_all()
     data["meta"]["duration_s"] = time.monotonic() - t_start
+    data["meta"]["loadavg_end"] = os.getloadavg()[0]
     paths = report.write(data, args.out, stamp)
     print(paths.pop("markdown_text"))
     print("bench: wrote " + ", ".join(paths.values()) + " (+ latest.*)", file=sys.stderr)
