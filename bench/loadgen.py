@@ -21,7 +21,7 @@ from typing import Callable
 
 import hiredis
 
-from .resp import Conn, RespError, encode
+from .resp import Conn, encode
 
 ReplyError = hiredis.ReplyError
 

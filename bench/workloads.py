@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from . import loadgen, rbench
 from .profiles import Profile, size_label
-from .resp import Conn, RespError, encode, load_stream
+from .resp import Conn, RespError, load_stream
 from .servers import Fleet, ServerProc
 
 
@@ -136,10 +136,10 @@ class RBench(Workload):
     tool = "redis-benchmark"
 
     def __init__(self, name, title, metric_title, command, clients, pipeline, *,
-                 key=b"", requires=("streams",), randomkeys=None, prefill=None):
+                 key=b"", requires=("streams",), prefill=None):
         self.name, self.title, self.metric_title = name, title, metric_title
         self.command, self.clients, self.pipeline = command, clients, pipeline
-        self.key, self.requires, self.randomkeys_of, self.prefill = key, requires, randomkeys, prefill
+        self.key, self.requires, self.prefill = key, requires, prefill
 
     def metrics(self, p):
         return [Metric(self.name, self.metric_title, "ops/s", "higher")]
