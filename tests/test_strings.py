@@ -323,6 +323,21 @@ def test_incrbyfloat_errors(r):
     assert err(r.incrbyfloat, "h", 1).startswith("WRONGTYPE")
 
 
+@pytest.mark.parametrize("value,expected", [
+    ("1e39223372036854775807", None), ("0e39223372036854775807", b"0"),
+    ("1e999999999", None), ("1e-999999999", None), ("1e4933", None), ("1e-4960", None),
+    ("1" * 5120, None), ("0x10", b"16"), ("0x10 ", None),
+])
+def test_incrbyfloat_extreme_stored_values(r, call, value, expected):
+    # An APPEND can leave "1e3" + "9223372036854775807" behind: refused at once, not
+    # evaluated digit by digit.
+    r.set("f", value)
+    if expected is None:
+        assert err(cmd, r, "INCRBYFLOAT", "f", "0") == "value is not a valid float"
+    else:
+        assert call("INCRBYFLOAT", "f", "0") == expected
+
+
 def test_incrbyfloat_keeps_ttl(r):
     r.set("f", "1", ex=100)
     r.incrbyfloat("f", 1)

@@ -7,6 +7,7 @@ Applications keep checkpoints and dedup keys in strings next to their streams.
 from __future__ import annotations
 
 import re
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 from ..protocol.replies import OK
@@ -441,24 +442,53 @@ def _ld_round(x: Fraction) -> Fraction:
     return -result if neg else result
 
 
+_MAX_CHARS = 5 * 1024  # Redis MAX_LONG_DOUBLE_CHARS: longer input is refused unread
+# Decimal exponents (of the leading digit) beyond which strtold overflows or underflows to
+# zero, with margin; the exact boundary is left to _ld_round.
+_MAX_ADJUSTED = 4933
+_MIN_ADJUSTED = -4952
+
+
 def parse_long_double(arg: bytes, error: str) -> Fraction:
     """Redis string2ld: the whole argument as a finite long double (strtold syntax)."""
+    if not arg or len(arg) >= _MAX_CHARS:
+        raise CommandError(error)
     if arg.lower() in _INF:
         raise LongDoubleInf
     if _DECIMAL.match(arg):
+        # Decimal, not Fraction(str): "1e999999999" must be refused, not computed.
         try:
-            value = _ld_round(Fraction(arg.decode("ascii")))
+            dec = Decimal(arg.decode("ascii"))
+        except InvalidOperation:  # an exponent even Decimal cannot hold
+            mantissa = re.split(rb"[eE]", arg)[0]
+            if re.search(rb"[1-9]", mantissa):
+                raise CommandError(error) from None
+            return Fraction(0)
+        if dec.is_zero():
+            return Fraction(0)
+        if not _MIN_ADJUSTED <= dec.adjusted() <= _MAX_ADJUSTED:
+            raise CommandError(error)  # strtold's ERANGE: overflow or underflow to zero
+        try:
+            value = _ld_round(Fraction(*dec.as_integer_ratio()))
         except LongDoubleInf:
-            raise CommandError(error) from None  # strtold's ERANGE: not a number to Redis
-        if value == 0 and re.search(rb"[1-9]", arg.split(b"e")[0].split(b"E")[0]):
+            raise CommandError(error) from None
+        if value == 0:
             raise CommandError(error)  # underflow to zero is ERANGE as well
         return value
-    elif arg[:3].lower() in (b"0x", b"+0x", b"-0x") or arg[:2].lower() == b"0x":
+    if arg.lstrip(b"+-")[:2].lower() == b"0x" and not any(c in b" \t\r\n\v\f" for c in arg):
         try:
             return Fraction(float.fromhex(arg.decode("ascii")))
         except (ValueError, OverflowError):
             pass
     raise CommandError(error)
+
+
+def _digits(n: int) -> str:
+    """str(n) without Python's limit on converting very long integers."""
+    if n < 10**4000:
+        return str(n)
+    hi, lo = divmod(n, 10**4000)
+    return _digits(hi) + str(lo).rjust(4000, "0")
 
 
 def format_long_double(x: Fraction) -> bytes:
@@ -469,7 +499,7 @@ def format_long_double(x: Fraction) -> bytes:
     twice = 2 * r
     if twice > scaled.denominator or (twice == scaled.denominator and q & 1):
         q += 1
-    digits = str(q).rjust(18, "0")
+    digits = _digits(q).rjust(18, "0")
     text = (digits[:-17] + "." + digits[-17:]).rstrip("0").rstrip(".")
     if neg and text != "0":
         text = "-" + text
