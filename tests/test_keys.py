@@ -427,6 +427,9 @@ def test_object_refcount_freq_idletime_help(r, call):
     assert r.object("refcount", "shared") == 2147483647
     assert r.object("refcount", "big") == 1
     assert r.object("refcount", "text") == 1
+    r.copy("shared", "dup")  # a copy is its own object, not the shared integer
+    assert r.object("refcount", "dup") == 1
+    assert r.object("encoding", "dup") == b"int"
     assert r.object("idletime", "text") >= 0
     assert err(r.object, "freq", "text").startswith(
         "An LFU maxmemory policy is not selected, access frequency not tracked.")

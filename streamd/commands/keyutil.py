@@ -32,6 +32,12 @@ class PlainStr(bytes):
     __slots__ = ()
 
 
+class OwnStr(bytes):
+    """An int-encoded string with its own object (a COPY duplicate): never the shared one."""
+
+    __slots__ = ()
+
+
 class Hash(dict):
     """A hash; ``hashtable`` is set once it outgrew listpack (Redis never converts back)."""
 
@@ -85,10 +91,14 @@ def string_encoding(value: bytes) -> str:
     return "embstr" if len(value) <= EMBSTR_LIMIT else "raw"
 
 
-def string_refcount(value: bytes) -> int:
-    if string_encoding(value) == "int" and 0 <= int(value) < SHARED_INTEGERS:
-        return SHARED_REFCOUNT
-    return 1
+def string_refcount(value: bytes, config) -> int:
+    if type(value) is OwnStr or string_encoding(value) != "int":
+        return 1
+    # Redis stops sharing integers when an LRU/LFU eviction policy needs per-object clocks.
+    policy = str(config["maxmemory-policy"])
+    if config["maxmemory"] and ("lru" in policy or "lfu" in policy):
+        return 1
+    return SHARED_REFCOUNT if 0 <= int(value) < SHARED_INTEGERS else 1
 
 
 def hash_note_write(h: Hash, config, *items: bytes) -> None:
@@ -119,6 +129,8 @@ def encoding(value, config) -> str:
 def copy_value(value):
     """A deep-enough copy for COPY: bytes are immutable, containers copy themselves."""
     if isinstance(value, bytes):
+        if type(value) is bytes and string_encoding(value) == "int":
+            return OwnStr(value)
         return value
     if isinstance(value, dict) and not isinstance(value, Hash):
         return Hash(value)
