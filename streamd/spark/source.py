@@ -126,6 +126,17 @@ def _last_in(client, stream: str, hi: str = "+", lo: str = "-") -> StreamID | No
     return parse_id(got[0][0]) if got else None
 
 
+def _count_between(client, stream: str, lo: str, hi: str) -> int:
+    """Number of entries with lo < id <= hi (paged XRANGE)."""
+    n, cursor = 0, "(" + lo
+    while True:
+        got = client.execute_command("XRANGE", stream, cursor, hi, "COUNT", 1000)
+        n += len(got)
+        if len(got) < 1000:
+            return n
+        cursor = "(" + _text(got[-1][0])
+
+
 def plan_ranges(stream: str, first: StreamID, last: StreamID, parts: int) -> list[StreamRange]:
     """Partitions for the inclusive range [first, last] of one stream (pure function)."""
     return [StreamRange(stream, fmt_id(lo), fmt_id(hi))
@@ -328,11 +339,13 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         Also called from latestOffset() with the previous batch's end, because Spark calls
         commit() lazily and skips it for the final batch of an AvailableNow run.
 
-        The group is created at the committed ID if missing, then moved with XGROUP SETID.
-        ENTRIESREAD is set from an atomic snapshot (MULTI: XINFO STREAM + the entries after
-        the committed ID) so XINFO GROUPS reports an exact lag; when more than
-        LAG_SCAN_LIMIT entries are pending the count is skipped and Redis shows lag as
-        unknown until the query catches up. Failures are logged, not raised, because the
+        The group is created at the committed ID if missing, then moved with XGROUP SETID
+        with ENTRIESREAD, so XINFO GROUPS reports an exact lag. ENTRIESREAD comes from an
+        atomic snapshot (MULTI: XINFO STREAM, the entries after the committed ID, XINFO
+        GROUPS): entries-added minus the entries still pending when fewer than
+        LAG_SCAN_LIMIT are; otherwise the group's previous entries-read plus the entries
+        of this batch (counted with XRANGE). If neither is known (e.g. someone else moved
+        the group) SETID goes without it and Redis shows lag as unknown. Failures are logged, not raised, because the
         mirror is informational (option groupStrict=true makes them fatal).
         """
         self._mirror_group(end)
@@ -369,13 +382,28 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         with client.pipeline(transaction=True) as pipe:
             pipe.xinfo_stream(stream)
             pipe.execute_command("XRANGE", stream, "(" + last, "+", "COUNT", LAG_SCAN_LIMIT)
-            info, after = pipe.execute()
-        added = info.get("entries-added")
-        if added is None or len(after) >= LAG_SCAN_LIMIT:
+            pipe.xinfo_groups(stream)
+            info, after, groups = pipe.execute()
+        read = None
+        added, length = info.get("entries-added"), info.get("length", 0)
+        if added is not None and len(after) < LAG_SCAN_LIMIT:
+            # Everything not after ``last`` counts as read, including deleted entries.
+            read = int(added) - len(after)
+        elif added is not None:
+            # Long backlog: advance the group's own count by the entries in this batch.
+            grp = next((g for g in groups if _text(g["name"]) == self.group), None)
+            first = info.get("first-entry")
+            if grp is not None and parse_id(grp["last-delivered-id"]) <= parse_id(last):
+                done, base = _text(grp["last-delivered-id"]), grp.get("entries-read")
+                if base is None and (first is None or parse_id(done) < parse_id(first[0])):
+                    base = int(added) - int(length)  # all entries up to the first are gone
+                if base is not None:
+                    read = int(base) + _count_between(client, stream, done, last)
+        if read is None:
             client.execute_command("XGROUP", "SETID", stream, self.group, last)
         else:
             client.execute_command("XGROUP", "SETID", stream, self.group, last,
-                                   "ENTRIESREAD", max(0, int(added) - len(after)))
+                                   "ENTRIESREAD", max(0, read))
 
     def stop(self) -> None:
         """Nothing to release: connections are opened and closed per call."""

@@ -29,7 +29,10 @@ def main(url: str, src: str, base: str, slow_ms: str, *outs: str) -> int:
     delay = int(slow_ms) / 1000.0
     # Four task slots: the two queries' tasks mostly sleep in the UDF, and with slots for
     # all of them neither query waits between batches for the other to free a core.
-    spark = make_spark("local[4]", **{"spark.sql.execution.arrow.maxRecordsPerBatch": "10"})
+    # Small batches everywhere (UDF input, Arrow to the sink, sink round trips) so rows trickle
+    # into the output and the test can catch every query in the middle of a micro-batch.
+    spark = make_spark("local[4]", **{"spark.sql.execution.arrow.maxRecordsPerBatch": "5",
+                                      "spark.sql.execution.python.udf.maxRecordsPerBatch": "5"})
 
     def slow(n):
         # Padding makes the UDF worker flush its (64 KiB buffered) results every few rows,

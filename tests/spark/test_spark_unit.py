@@ -189,6 +189,26 @@ def test_group_mirror_shows_lag(target, client, names):
     assert grp["lag"] == 0 and grp["last-delivered-id"].decode() == ids[-1]
 
 
+def test_group_mirror_lag_with_a_long_backlog(target, client, names, monkeypatch):
+    # More pending entries than the mirror scans: it must count this batch instead.
+    import streamd.spark.source as source
+
+    monkeypatch.setattr(source, "LAG_SCAN_LIMIT", 5)
+    a = names("a")
+    ids = _produce(client, a, 30)
+    client.xdel(a, ids[0])  # a trimmed head: entries-added 30, length 29
+    reader = _stream_reader(target, [a], startingOffsets="earliest", group="spark")
+    reader.commit({a: "0-0"})
+    reader.commit({a: ids[4]})
+    (grp,) = client.xinfo_groups(a)
+    assert grp["entries-read"] == 5 and grp["lag"] == 25
+    reader.commit({a: ids[9]})
+    (grp,) = client.xinfo_groups(a)
+    assert grp["entries-read"] == 10 and grp["lag"] == 20
+    reader.commit({a: ids[-1]})
+    assert client.xinfo_groups(a)[0]["lag"] == 0
+
+
 def _rows(stream, n, prefix="v"):
     return [Row(stream=stream, id=f"{1000 + i}-0", fields={"k": f"{prefix}{i}"})
             for i in range(n)]
