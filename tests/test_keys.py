@@ -487,3 +487,30 @@ def test_many_interleaved_scans_each_see_every_key(r):
             state[2] = cursor == 0
     for _, seen, _ in scans:
         assert seen == names
+
+
+def test_pathological_match_patterns_stay_fast(r):
+    r.set("a" * 60, 1)
+    r.hset("h", "a" * 60, 1)
+    pattern = "*a" * 30 + "*b"
+    start = time.monotonic()
+    assert r.keys(pattern) == []
+    assert r.scan(0, match=pattern, count=100)[1] == []
+    assert r.hscan("h", 0, match=pattern)[1] == {}
+    assert time.monotonic() - start < 2
+
+
+def test_match_pattern_edge_cases(r, call):
+    fields = ["", "a", "\\", "-", "]", "ab"]
+    r.hset("h", mapping={f: 1 for f in fields})
+
+    def matched(pattern):
+        flat = call("HSCAN", "h", "0", "MATCH", pattern)[1]
+        return sorted(flat[::2])
+
+    assert matched("**") == [b"-", b"\\", b"]", b"a", b"ab"]  # never the empty field
+    assert matched("[^") == [b"-", b"\\", b"]", b"a"]  # unterminated class
+    assert matched("\\") == [b"\\"]
+    assert matched("[]]") == []
+    assert matched("[a-]") == [b"]", b"a"]  # a range up to the closing bracket
+    assert matched("?b") == [b"ab"]

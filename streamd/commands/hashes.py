@@ -12,7 +12,7 @@ import random
 from ..protocol.replies import OK, Map
 from . import errors as E
 from . import keyutil as K
-from .args import LLONG_MAX, LLONG_MIN, Args, glob_match, parse_int
+from .args import LLONG_MAX, LLONG_MIN, Args, parse_int
 from .errors import CommandError
 from .keys import parse_scan_options
 from .strings import LongDoubleInf, incr_by_float, parse_long_double
@@ -303,7 +303,7 @@ def hscan(ctx, argv):
     out = []
     for f in fields:
         value = h.get(f)
-        if value is None or (pat is not None and not glob_match(pat, f)):
+        if value is None or (pat is not None and not K.glob_match(pat, f)):
             continue
         out.append(f)
         if not novalues:

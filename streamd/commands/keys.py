@@ -13,7 +13,7 @@ from itertools import islice
 from ..protocol.replies import OK, Simple
 from . import errors as E
 from . import keyutil as K
-from .args import LLONG_MAX, Args, glob_match, parse_int
+from .args import LLONG_MAX, Args, parse_int
 from .errors import CommandError
 from .table import Arg, command, integer, key, oneof, pattern, string, token
 
@@ -119,7 +119,7 @@ def keys(ctx, argv):
     names = ctx.db.keys()
     if pat == b"*":
         return names
-    return [k for k in names if glob_match(pat, k)]
+    return [k for k in names if K.glob_match(pat, k)]
 
 
 def parse_scan_options(args: Args, allow_type: bool):
@@ -168,7 +168,7 @@ def scan(ctx, argv):
         value = db.get(k)  # also expires the stale keys it meets, as Redis's SCAN does
         if value is None:
             continue
-        if pat is not None and not glob_match(pat, k):
+        if pat is not None and not K.glob_match(pat, k):
             continue
         if typ is not None and K.type_name(value) != typ:
             continue

@@ -207,3 +207,69 @@ def parse_cursor(arg: bytes) -> int:
     if value > (1 << 64) - 1:
         raise CommandError("ERR invalid cursor")
     return ((1 << 64) - value) % (1 << 64) if neg else value
+
+
+# --- glob patterns -------------------------------------------------------------------------
+#
+# Redis's stringmatchlen semantics (*, ?, [abc], [^a], [a-z], backslash escapes, an
+# unterminated class closing at the pattern's end), matched with one backtrack point: every
+# token but '*' consumes exactly one character, so only the latest '*' ever needs to grow.
+# That keeps KEYS/SCAN MATCH linear in practice where naive recursion on "*a*a*a*...b" is
+# exponential (Redis bounds the same case with its skipLongerMatches rule).
+
+def _token(p: bytes, pi: int, ch: int) -> tuple[bool, int]:
+    """Whether the one-character token at ``p[pi]`` accepts ``ch``; and the next index."""
+    plen = len(p)
+    c = p[pi]
+    if c == 0x3F:  # ?
+        return True, pi + 1
+    if c == 0x5B:  # [
+        pi += 1
+        negate = pi < plen and p[pi] == 0x5E
+        if negate:
+            pi += 1
+        matched = False
+        while pi < plen and p[pi] != 0x5D:
+            if p[pi] == 0x5C and pi + 1 < plen:
+                pi += 1
+                matched |= p[pi] == ch
+            elif pi + 2 < plen and p[pi + 1] == 0x2D:
+                lo, hi = sorted((p[pi], p[pi + 2]))
+                matched |= lo <= ch <= hi
+                pi += 2
+            else:
+                matched |= p[pi] == ch
+            pi += 1
+        return matched != negate, pi + 1  # past ']' (or past the end when unterminated)
+    if c == 0x5C and pi + 1 < plen:  # escaped literal
+        return p[pi + 1] == ch, pi + 2
+    return c == ch, pi + 1
+
+
+def glob_match(pattern: bytes, text: bytes, nocase: bool = False) -> bool:
+    if nocase:
+        pattern, text = pattern.lower(), text.lower()
+    plen, slen = len(pattern), len(text)
+    if slen == 0:
+        return plen == 0  # Redis never enters its loop for an empty string
+    pi = si = 0
+    star_pi, star_si = -1, 0
+    while si < slen:
+        if pi < plen:
+            if pattern[pi] == 0x2A:  # *
+                while pi + 1 < plen and pattern[pi + 1] == 0x2A:
+                    pi += 1
+                star_pi, star_si = pi, si
+                pi += 1
+                continue
+            ok, nxt = _token(pattern, pi, text[si])
+            if ok:
+                pi, si = nxt, si + 1
+                continue
+        if star_pi < 0:
+            return False
+        star_si += 1
+        pi, si = star_pi + 1, star_si
+    while pi < plen and pattern[pi] == 0x2A:
+        pi += 1
+    return pi >= plen
