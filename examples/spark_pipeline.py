@@ -99,8 +99,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--url", help="use this server instead of starting streamd")
     ap.add_argument("--reset", action="store_true", help="delete orders/results first")
-    ap.add_argument("--orders", type=int, default=20000, help="orders to produce")
-    ap.add_argument("--batch", type=int, default=5000, help="maxEntriesPerTrigger")
+    ap.add_argument("--orders", type=int, default=100000, help="orders to produce")
+    ap.add_argument("--batch", type=int, default=10000,
+                    help="maxEntriesPerTrigger (keep <= 10000, the sink's IDMP-MAXSIZE)")
     ap.add_argument("--master", default="local[2]")
     args = ap.parse_args(argv)
 
@@ -132,18 +133,24 @@ def main(argv=None) -> int:
         with tempfile.TemporaryDirectory() as ckpt:
             start = time.time()
             query = build_query(spark, url, args.batch, ckpt)
-            seen = -1
-            while query.isActive:
+            seen = 0
+
+            def report() -> int:
+                """Print the micro-batches finished since the last call."""
                 progress = query.recentProgress
-                for p in progress[seen + 1:]:
+                for p in progress[seen:]:
                     if p["numInputRows"]:
                         lag = [g["lag"] for g in client.xinfo_groups(ORDERS)]
                         print(f"  batch {p['batchId']}: {p['numInputRows']} orders, "
                               f"{p['processedRowsPerSecond']:.0f} rows/s; results="
                               f"{client.xlen(RESULTS)}, group lag={lag[0] if lag else '-'}")
-                seen = len(progress) - 1
+                return len(progress)
+
+            while query.isActive:
+                seen = report()
                 time.sleep(0.5)
             query.awaitTermination()
+            report()
             elapsed = time.time() - start
             batches = [p for p in query.recentProgress if p["numInputRows"]]
         spark.stop()

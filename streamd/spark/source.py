@@ -33,7 +33,7 @@ DEFAULT_READ_BATCH = 1000
 DEFAULT_PARTITIONS = 4
 # With the ``group`` option, commit() counts the entries after the committed ID (to set the
 # group's entries-read so XINFO GROUPS shows an exact lag) only up to this many.
-LAG_SCAN_LIMIT = 10000
+LAG_SCAN_LIMIT = 1000
 
 
 class StreamRange(InputPartition):
@@ -216,6 +216,8 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.target: dict[str, StreamID] | None = None
         # Last offset mirrored into the group (the planner instance lives for the query).
         self.mirrored: dict | None = None
+        # json(end offset) -> (start offset, {stream: entries}) for recent limited batches.
+        self.batch_sizes: dict[str, tuple[dict, dict]] = {}
 
     # -- offsets -------------------------------------------------------------------------
 
@@ -294,9 +296,17 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             client.close()
         candidates.sort()
         limited = dict(begin)
+        counts = dict.fromkeys(self.streams, 0)
         for sid, s in candidates[:budget]:
             limited[s] = max(limited[s], sid)
-        return _offset_json(self.streams, limited)
+            counts[s] += 1
+        end = _offset_json(self.streams, limited)
+        # Remember how many entries each stream contributes, so the group mirror can
+        # advance entries-read without scanning the stream again.
+        self.batch_sizes[json.dumps(end)] = (_offset_json(self.streams, begin), counts)
+        while len(self.batch_sizes) > 16:
+            self.batch_sizes.pop(next(iter(self.batch_sizes)))
+        return end
 
     def reportLatestOffset(self) -> dict:
         """Current tails, shown as ``latestOffset`` in the query progress."""
@@ -340,13 +350,17 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         commit() lazily and skips it for the final batch of an AvailableNow run.
 
         The group is created at the committed ID if missing, then moved with XGROUP SETID
-        with ENTRIESREAD, so XINFO GROUPS reports an exact lag. ENTRIESREAD comes from an
-        atomic snapshot (MULTI: XINFO STREAM, the entries after the committed ID, XINFO
-        GROUPS): entries-added minus the entries still pending when fewer than
-        LAG_SCAN_LIMIT are; otherwise the group's previous entries-read plus the entries
-        of this batch (counted with XRANGE). If neither is known (e.g. someone else moved
-        the group) SETID goes without it and Redis shows lag as unknown. Failures are logged, not raised, because the
-        mirror is informational (option groupStrict=true makes them fatal).
+        and an ENTRIESREAD that makes XINFO GROUPS report an exact lag:
+        - for a batch admitted under maxEntriesPerTrigger, whose per-stream size
+          latestOffset() recorded, the group's entries-read plus that size;
+        - otherwise, from an atomic snapshot (MULTI: XINFO STREAM, up to LAG_SCAN_LIMIT
+          entries after the committed ID, XINFO GROUPS): entries-added minus the pending
+          entries if fewer than the limit, else the group's entries-read plus the entries
+          of this batch counted with XRANGE;
+        - if neither is known (e.g. someone else moved the group), SETID without it, and
+          Redis shows the lag as unknown.
+        Failures are logged, not raised, because the mirror is informational (option
+        groupStrict=true makes them fatal).
         """
         self._mirror_group(end)
 
@@ -355,11 +369,14 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return
         import redis
 
+        prev, sizes = self.batch_sizes.get(json.dumps(end), (None, None))
         client = connect(self.url)
         try:
             for s, last in self._start_ids(end).items():
                 try:
-                    self._mirror(client, s, fmt_id(last))
+                    if sizes is None or not self._advance(client, s, prev.get(s), fmt_id(last),
+                                                          sizes.get(s, 0)):
+                        self._mirror(client, s, fmt_id(last))
                 except redis.RedisError as exc:
                     if self.strict_group:
                         raise
@@ -368,6 +385,20 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         finally:
             client.close()
         self.mirrored = dict(end)
+
+    def _advance(self, client, stream: str, prev: str | None, last: str, n: int) -> bool:
+        """Move the group from ``prev`` to ``last`` adding the ``n`` entries of the batch to
+        its entries-read; False (do nothing) unless the group sits exactly at ``prev`` with
+        a known entries-read."""
+        groups = client.xinfo_groups(stream) if client.exists(stream) else []
+        grp = next((g for g in groups if _text(g["name"]) == self.group), None)
+        if (grp is None or prev is None or _text(grp["last-delivered-id"]) != prev
+                or grp.get("entries-read") is None):
+            return False
+        if prev != last:
+            client.execute_command("XGROUP", "SETID", stream, self.group, last,
+                                   "ENTRIESREAD", int(grp["entries-read"]) + n)
+        return True
 
     def _mirror(self, client, stream: str, last: str) -> None:
         import redis
