@@ -871,3 +871,60 @@ def test_copy_keeps_pel_and_nack_state(r, call):
         call("XPENDING", "s", "g", "-", "+", "10")
     call("XACK", "s2", "g", "1-0")
     assert call("XPENDING", "s", "g")[0] == 2  # the copy is independent
+
+
+@pytest.mark.min_redis("8.8")
+def test_fatal_count_delivered_again_wraps_like_an_unsigned_counter(r, call):
+    # Inferred from Redis's uint64 delivery_count printed with addReplyLongLong.
+    fill(r, n=1)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", ">")
+    call("XNACK", "s", "g", "FATAL", "IDS", "1", "1-0")
+    assert call("XAUTOCLAIM", "s", "g", "b", "0", "0", "JUSTID") == [b"0-0", [b"1-0"], []]
+    assert call("XPENDING", "s", "g", "-", "+", "1")[0][3] == 9223372036854775807
+    call("XCLAIM", "s", "g", "b", "0", "1-0", "JUSTID")
+    assert call("XPENDING", "s", "g", "-", "+", "1")[0][3] == 9223372036854775807
+    call("XCLAIM", "s", "g", "b", "0", "1-0")
+    assert call("XPENDING", "s", "g", "-", "+", "1")[0][3] == -9223372036854775808
+
+
+# --- deletion strategies reaching the group hooks (§4.6, §7.3) ------------------------------
+
+@pytest.mark.min_redis("8.2")
+def test_xtrim_acked_keeps_referenced_entries(r, call):
+    call("CONFIG", "SET", "stream-node-max-entries", "2")
+    fill(r, n=5)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    call("XACK", "s", "g", "1-0", "2-0", "4-0")
+    assert call("XTRIM", "s", "MINID", "~", "6-0", "ACKED") == 3
+    assert [e[0] for e in call("XRANGE", "s", "-", "+")] == [b"3-0", b"5-0"]
+
+
+@pytest.mark.min_redis("8.2")
+def test_xdelex_acked_and_delref_use_group_references(r, call):
+    fill(r, n=4)
+    call("XGROUP", "CREATE", "s", "g1", "0")
+    call("XGROUP", "CREATE", "s", "g2", "2-0")
+    call("XREADGROUP", "GROUP", "g1", "c", "COUNT", "2", "STREAMS", "s", ">")
+    # 1-0: pending in g1; 3-0: g1 has not read it; 9-0: nobody has read that far.
+    assert call("XDELEX", "s", "ACKED", "IDS", "3", "1-0", "3-0", "9-0") == [2, 2, 2]
+    call("XACK", "s", "g1", "1-0")
+    assert call("XDELEX", "s", "ACKED", "IDS", "1", "1-0") == [1]
+    assert call("XDELEX", "s", "DELREF", "IDS", "1", "2-0") == [1]
+    assert call("XPENDING", "s", "g1")[0] == 0
+
+
+def test_dirty_counter_counts_group_writes(r, call):
+    def dirty():
+        return r.info("persistence")["rdb_changes_since_last_save"]
+
+    fill(r)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XGROUP", "CREATECONSUMER", "s", "g", "c")
+    before = dirty()
+    call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")  # 3 entries, one change
+    assert dirty() == before + 1
+    before = dirty()
+    call("XACK", "s", "g", "1-0", "2-0")
+    assert dirty() == before + 2

@@ -42,6 +42,13 @@ def _interval(arg: bytes, *, end: bool) -> int:
     return sid
 
 
+def _wire_count(count: int) -> int:
+    """A delivery count as Redis prints it: an unsigned 64-bit counter shown as a signed
+    one, so a FATAL count (LLONG_MAX) delivered once more reads -9223372036854775808."""
+    count &= (1 << 64) - 1
+    return count - (1 << 64) if count >= 1 << 63 else count
+
+
 def _nacked_idle(pe, now: int) -> int:
     """Idle time as XPENDING shows it: -1 for NACKed entries, else clamped at 0."""
     if pe.nacked:
@@ -259,7 +266,7 @@ def _claim_pending(s, g, consumer, min_idle: int, limit: int, now: int) -> list:
     for pe, fields, idle in picked:
         before = pe.delivery_count
         g.claim(pe, consumer, now, before + 1)
-        out.append([format_id(pe.id), fields, idle, before])
+        out.append([format_id(pe.id), fields, idle, _wire_count(before)])
     return out
 
 
@@ -607,7 +614,7 @@ def xpending(ctx, argv):
         if min_idle and not pe.nacked and now - pe.delivery_time < min_idle:
             continue
         out.append([format_id(sid), _consumer_name(pe), _nacked_idle(pe, now),
-                    pe.delivery_count])
+                    _wire_count(pe.delivery_count)])
         if len(out) >= count:
             break
     return out
@@ -862,7 +869,7 @@ def full_groups_section(s: Stream, count: int) -> list:
         for sid in rows:
             pe = g.pel[sid]
             pending.append([format_id(sid), _consumer_name(pe), pe.delivery_time,
-                            pe.delivery_count])
+                            _wire_count(pe.delivery_count)])
         consumers = []
         for c in g.sorted_consumers():
             ids = iter(c.pel)
@@ -871,7 +878,7 @@ def full_groups_section(s: Stream, count: int) -> list:
             cp = []
             for sid in ids:
                 pe = g.pel[sid]
-                cp.append([format_id(sid), pe.delivery_time, pe.delivery_count])
+                cp.append([format_id(sid), pe.delivery_time, _wire_count(pe.delivery_count)])
             consumers.append(Map([("name", c.name), ("seen-time", c.seen_time),
                                   ("active-time", c.active_time),
                                   ("pel-count", len(c.pel)), ("pending", cp)]))

@@ -60,6 +60,18 @@ class SortedIds:
     def add(self, x: int) -> None:
         """Insert ``x``; the caller guarantees it is absent."""
         maxes = self._maxes
+        if maxes and x > maxes[-1]:  # the common case: a new largest ID
+            sub = self._lists[-1]
+            sub.append(x)
+            maxes[-1] = x
+            self._len += 1
+            if len(sub) > 2 * _LOAD:
+                half = sub[_LOAD:]
+                del sub[_LOAD:]
+                maxes[-1] = sub[-1]
+                self._lists.append(half)
+                maxes.append(half[-1])
+            return
         if not maxes:
             self._lists.append([x])
             maxes.append(x)
@@ -261,11 +273,16 @@ class ConsumerGroup:
     def add_pending(self, sid: int, consumer: Consumer | None, delivery_time: int,
                     delivery_count: int) -> PendingEntry:
         """A new PEL entry (``sid`` must not be pending)."""
-        pe = PendingEntry(sid, None, delivery_time, delivery_count)
+        pe = PendingEntry(sid, consumer, delivery_time, delivery_count)
         self.pel[sid] = pe
         self._ids.add(sid)
-        self._set_owner(pe, consumer)
-        self._place_timed(pe)
+        if consumer is not None:
+            consumer.pel.add(sid)
+        tail = self._head.prev
+        if tail is self._head or tail.nacked or tail.delivery_time <= delivery_time:
+            self._insert_after(tail, pe)  # delivered "now": the tail (no walk)
+        else:
+            self._place_timed(pe)
         return pe
 
     def deliver(self, consumer: Consumer, sid: int, now: int) -> PendingEntry:
