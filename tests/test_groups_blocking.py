@@ -178,3 +178,50 @@ def test_xnack_wakes_claim_blocked_reader(group, raw):
     reply = c.read_reply()
     assert b"1-0" in reply
     assert r.xpending_range("s", "g", "-", "+", 10)[0]["consumer"] == b"b"
+
+
+@pytest.mark.min_redis("7.2")
+def test_flushall_wakes_with_nogroup(group, raw):
+    r = group
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r)
+    r.flushall()
+    assert c.read_reply().startswith(b"-NOGROUP No such key 's' or consumer group 'g'")
+
+
+@pytest.mark.min_redis("7.2")
+def test_rename_of_a_stream_with_the_group_serves_the_waiter(group, raw):
+    r = group
+    r.xadd("other", {"f": "v"}, id="7-0")
+    r.xgroup_create("other", "g", "0")
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r)
+    r.rename("other", "s")
+    assert b"7-0" in c.read_reply()
+
+
+def test_noack_blocked_read_creates_no_pel(group, raw):
+    r = group
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "NOACK", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r)
+    r.xadd("s", {"f": "v"}, id="1-0")
+    assert b"1-0" in c.read_reply()
+    assert r.xpending("s", "g")["pending"] == 0
+
+
+def test_blocked_client_counters(group, raw, target):
+    r = group
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r)
+    info = r.info("clients")
+    assert info["blocked_clients"] == 1
+    if target.version >= (7, 2):
+        assert info["total_blocking_keys"] == 1
+        assert info["total_blocking_keys_on_nokey"] == 1  # XREADGROUP wakes on deletion
+    r.xadd("s", {"f": "v"}, id="1-0")
+    c.read_reply()
+    assert r.info("clients")["blocked_clients"] == 0
