@@ -22,6 +22,10 @@ import pytest
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
+from tests.spark.conftest import require_spark  # noqa: E402
+
+require_spark()
+
 from tests.spark.conftest import ROOT, server_has_idmp, spark_env  # noqa: E402
 
 JOB = os.path.join(os.path.dirname(__file__), "crash_job.py")

@@ -17,6 +17,10 @@ import pytest
 
 pytestmark = pytest.mark.spark
 
+from tests.spark.conftest import require_spark  # noqa: E402
+
+require_spark()
+
 from tests.spark.conftest import make_spark, server_has_idmp  # noqa: E402
 
 # Rows per Arrow batch between the JVM and Python workers: small, so a partition reaches the

@@ -12,6 +12,10 @@ import pytest
 
 pytestmark = pytest.mark.spark
 
+from tests.spark.conftest import require_spark  # noqa: E402
+
+require_spark()
+
 from pyspark.sql import Row  # noqa: E402
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows  # noqa: E402
 from pyspark.sql.types import MapType, StringType, StructField, StructType  # noqa: E402
