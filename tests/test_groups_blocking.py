@@ -225,3 +225,22 @@ def test_blocked_client_counters(group, raw, target):
     r.xadd("s", {"f": "v"}, id="1-0")
     c.read_reply()
     assert r.info("clients")["blocked_clients"] == 0
+
+
+@pytest.mark.min_redis("8.4")
+def test_claim_block_second_waiter_gets_the_entry_once_it_is_idle(r, raw):
+    # The first waiter takes the new entry; the second re-blocks and must then be woken
+    # when that (now pending) entry has been idle for min-idle-time.
+    r.xadd("s", {"f": "v"}, id="1-0")
+    r.xdel("s", "1-0")
+    r.xgroup_create("s", "g", "0")
+    c1, c2 = raw(), raw()
+    send(c1, "XREADGROUP", "GROUP", "g", "c1", "BLOCK", "0", "CLAIM", "100", "STREAMS", "s", ">")
+    wait_blocked(r, 1)
+    send(c2, "XREADGROUP", "GROUP", "g", "c2", "BLOCK", "0", "CLAIM", "100", "STREAMS", "s", ">")
+    wait_blocked(r, 2)
+    r.xadd("s", {"f": "v"}, id="2-0")
+    assert b"2-0" in c1.read_reply()
+    reply = c2.read_reply(timeout=3)
+    assert reply.startswith(b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*4\r\n$3\r\n2-0\r\n")
+    assert r.xpending_range("s", "g", "-", "+", 10)[0]["consumer"] == b"c2"
