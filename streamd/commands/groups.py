@@ -72,10 +72,9 @@ def _xread_reply(ctx, served: list) -> object:
 
 # --- XGROUP -------------------------------------------------------------------------------
 
-if b"xgroup" not in TABLE:
-    command("XGROUP", -2, group="stream", since="5.0.0",
-            summary="A container for consumer groups commands.",
-            complexity="Depends on subcommand.", container=True)
+command("XGROUP", -2, group="stream", since="5.0.0",
+        summary="A container for consumer groups commands.",
+        complexity="Depends on subcommand.", container=True)
 
 XGROUP_HELP = [
     "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -270,6 +269,9 @@ def _claim_pending(s, g, consumer, min_idle: int, limit: int, now: int) -> list:
     return out
 
 
+_claim_timers: dict = {}  # (id(db), key) -> unix ms of the earliest scheduled CLAIM wake-up
+
+
 def _claim_wakeup(ctx, s, g, key: bytes, min_idle: int) -> None:
     """Schedule a re-run of the parked XREADGROUP ... CLAIM when its oldest pending
     entry becomes claimable (the server only re-runs on key signals)."""
@@ -299,9 +301,6 @@ def _claim_wakeup(ctx, s, g, key: bytes, min_idle: int) -> None:
             server.handle_ready()
 
     loop.call_later(max(when - now, 0) / 1000 + 0.001, fire)
-
-
-_claim_timers: dict = {}  # (id(db), key) -> unix ms of the earliest scheduled CLAIM wake-up
 
 
 @command("XREADGROUP", -7, "write blocking", (0, 0, 0), group="stream", since="5.0.0",
