@@ -35,7 +35,7 @@ PROFILES = {
         readgroup_max=400_000, wakeup_samples=300, mem_rounds=1,
         mem_8=1_000_000, mem_512=200_000, mem_8_slow=30_000, mem_512_slow=10_000,
         seek_sizes=(10_000, 1_000_000, 10_000_000), seek_max_slow=100_000,
-        seek_seconds=0.8, load_budget=200.0),
+        seek_seconds=0.8, load_budget=400.0),
     "quick": Profile(
         name="quick", rounds=3, seconds=0.25, warmup_seconds=0.08, rb_min=1_000,
         rb_max=500_000, xrange_entries=100_000, xrange_entries_slow=10_000,
