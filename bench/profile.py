@@ -123,8 +123,10 @@ def main(argv=None) -> int:
     ap.add_argument("--svg", action="store_true", help="also record a flame graph SVG")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "tmp"))
     args = ap.parse_args(argv)
-    if not shutil.which("py-spy"):
-        print("py-spy is not installed", file=sys.stderr)
+    # A virtualenv's scripts are not necessarily on PATH; look beside the interpreter too.
+    pyspy = shutil.which("py-spy") or shutil.which("py-spy", path=os.path.dirname(sys.executable))
+    if not pyspy:
+        print("py-spy is not installed (pip install py-spy)", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -139,7 +141,7 @@ def main(argv=None) -> int:
                                   daemon=True)
         driver.start()
         time.sleep(1.5)  # let the load reach a steady state
-        cmd = ["py-spy", "record", "--pid", str(sp.pid), "--duration", str(int(args.seconds)),
+        cmd = [pyspy, "record", "--pid", str(sp.pid), "--duration", str(int(args.seconds)),
                "--rate", str(args.rate), "--format", "raw", "--output", raw, "--nonblocking"]
         before = _proc_times(sp.pid)
         subprocess.run(cmd, check=True, capture_output=True, timeout=args.seconds + 60)
@@ -148,7 +150,7 @@ def main(argv=None) -> int:
         svg = None
         if args.svg:
             svg = raw.replace(".txt", ".svg")
-            subprocess.run(["py-spy", "record", "--pid", str(sp.pid), "--duration", "5",
+            subprocess.run([pyspy, "record", "--pid", str(sp.pid), "--duration", "5",
                             "--rate", str(args.rate), "--output", svg, "--nonblocking"],
                            check=False, capture_output=True, timeout=70)
         stop.set()

@@ -76,8 +76,8 @@ def entry_reply(sid: int, fields: list) -> list:
 
 
 def node_settings(ctx) -> tuple[int, int]:
-    cfg = ctx.config
-    return cfg["stream-node-max-entries"], cfg["stream-node-max-bytes"]
+    values = ctx.config.values
+    return values["stream-node-max-entries"], values["stream-node-max-bytes"]
 
 
 def default_trim_limit(ctx) -> int:
@@ -119,34 +119,31 @@ def new_stream(ctx) -> Stream:
 # --- XADD / XTRIM option parsing -----------------------------------------------------------
 
 class AddTrimArgs:
-    """Options shared by XADD and XTRIM, parsed in the order Redis's parser uses."""
+    """Options shared by XADD and XTRIM, parsed in the order Redis's parser uses.
 
-    __slots__ = ("maxlen", "minid", "approx", "limit", "limit_given", "strategy",
-                 "nomkstream", "idmp_pid", "idmp_iid", "idmp_auto", "id_pos", "id_arg",
-                 "trim_arg_pos")
+    Defaults live on the class, so a plain ``XADD key * ...`` allocates nothing per call
+    (it shares ``_PLAIN_XADD``) and an instance only stores the options it was given.
+    """
 
-    def __init__(self):
-        self.maxlen: int | None = None  # MAXLEN threshold
-        self.minid: int | None = None  # MINID threshold
-        self.approx = False  # `~` given
-        self.limit = 0  # effective LIMIT (0 = none) once parsing is finished
-        self.limit_given = False
-        self.strategy = KEEPREF  # deletion strategy of the trimming
-        self.nomkstream = False
-        self.idmp_pid: bytes | None = None  # IDMP / IDMPAUTO producer
-        self.idmp_iid: bytes | None = None  # IDMP iid (None with IDMPAUTO)
-        self.idmp_auto = False
-        self.id_pos = 0  # argv index of the ID (XADD)
-        self.id_arg = b""
-        self.trim_arg_pos = 0  # argv index of the threshold
+    maxlen: int | None = None  # MAXLEN threshold
+    minid: int | None = None  # MINID threshold
+    trims = False  # MAXLEN or MINID given
+    approx = False  # `~` given
+    limit = 0  # effective LIMIT (0 = none) once parsing is finished
+    limit_given = False
+    strategy = KEEPREF  # deletion strategy of the trimming
+    nomkstream = False
+    idmp = False  # IDMP or IDMPAUTO given
+    idmp_pid: bytes | None = None  # IDMP / IDMPAUTO producer
+    idmp_iid: bytes | None = None  # IDMP iid (None with IDMPAUTO)
+    idmp_auto = False
+    id_pos = 0  # argv index of the ID (XADD)
+    id_arg = b""
+    trim_arg_pos = 0  # argv index of the threshold
 
-    @property
-    def trims(self) -> bool:
-        return self.maxlen is not None or self.minid is not None
 
-    @property
-    def idmp(self) -> bool:
-        return self.idmp_pid is not None
+_PLAIN_XADD = AddTrimArgs()  # `XADD key * field value ...`: no options (never mutated)
+_PLAIN_XADD.id_pos, _PLAIN_XADD.id_arg = 2, b"*"
 
 
 def parse_add_trim(ctx, argv: list[bytes], xadd: bool) -> AddTrimArgs:
@@ -179,6 +176,7 @@ def parse_add_trim(ctx, argv: list[bytes], xadd: bool) -> AddTrimArgs:
                 a.maxlen = maxlen
             else:
                 a.minid = strict_id(argv[i])
+            a.trims = True
             a.trim_arg_pos = i
         elif up == b"LIMIT" and more:
             i += 1
@@ -197,7 +195,7 @@ def parse_add_trim(ctx, argv: list[bytes], xadd: bool) -> AddTrimArgs:
             i += 1
             if not argv[i]:
                 raise CommandError(E.STREAM_IDMPAUTO_EMPTY_PID)
-            a.idmp_pid, a.idmp_auto = argv[i], True
+            a.idmp_pid, a.idmp_auto, a.idmp = argv[i], True, True
         elif xadd and up == b"IDMP" and more >= 2:
             if a.idmp:
                 raise CommandError(E.STREAM_IDMP_TWICE)
@@ -205,7 +203,7 @@ def parse_add_trim(ctx, argv: list[bytes], xadd: bool) -> AddTrimArgs:
                 raise CommandError(E.STREAM_IDMP_EMPTY_PID)
             if not argv[i + 2]:
                 raise CommandError(E.STREAM_IDMP_EMPTY_IID)
-            a.idmp_pid, a.idmp_iid = argv[i + 1], argv[i + 2]
+            a.idmp_pid, a.idmp_iid, a.idmp = argv[i + 1], argv[i + 2], True
             i += 2
         elif xadd:
             # Anything else must be the ID; a bad one is reported as an invalid ID.
@@ -232,6 +230,24 @@ def parse_add_trim(ctx, argv: list[bytes], xadd: bool) -> AddTrimArgs:
     else:
         a.limit = 0  # exact trimming is never limited
     return a
+
+
+def _idmp_only(argv: list[bytes], opt: bytes) -> AddTrimArgs | None:
+    """The options of ``XADD key IDMP pid iid * ...`` or ``XADD key IDMPAUTO pid * ...``
+    (non-empty pid/iid, nothing else), the shape idempotent producers send on every call;
+    None for anything else, which the full parser handles (and reports)."""
+    n = len(argv)
+    if n >= 8 and argv[5] == b"*" and argv[3] and argv[4] and opt.upper() == b"IDMP":
+        a = AddTrimArgs()
+        a.idmp, a.idmp_pid, a.idmp_iid = True, argv[3], argv[4]
+        a.id_pos, a.id_arg = 5, b"*"
+        return a
+    if n >= 7 and argv[4] == b"*" and argv[3] and opt.upper() == b"IDMPAUTO":
+        a = AddTrimArgs()
+        a.idmp, a.idmp_pid, a.idmp_auto = True, argv[3], True
+        a.id_pos, a.id_arg = 4, b"*"
+        return a
+    return None
 
 
 def _trim(ctx, s: Stream, a: AddTrimArgs) -> int:
@@ -275,7 +291,11 @@ def xadd(ctx, argv):
     Stages in Redis's order: parse, validate, look up or create, IDMP check, append, reply,
     trim, wake readers. Reply: the new ID; null with NOMKSTREAM on a missing key; the
     original ID for an IDMP duplicate."""
-    a = parse_add_trim(ctx, argv, xadd=True)
+    opt = argv[2]
+    if opt == b"*":
+        a = _PLAIN_XADD
+    else:
+        a = _idmp_only(argv, opt) or parse_add_trim(ctx, argv, xadd=True)
     nvals = len(argv) - a.id_pos - 1
     if nvals < 2 or nvals % 2:
         raise CommandError(E.wrong_arity("xadd"))
@@ -319,10 +339,7 @@ def xadd(ctx, argv):
         sid = requested
     if sid <= last:
         raise CommandError(E.STREAM_XADD_TOO_SMALL)
-    raw = 0
-    for f in fields:
-        raw += len(f)
-    if raw > (1 << 30):
+    if sum(map(len, fields)) > (1 << 30):
         raise CommandError(E.STREAM_TOO_LARGE)
     max_entries, max_bytes = node_settings(ctx)
     s.append(sid, fields, max_entries, max_bytes)

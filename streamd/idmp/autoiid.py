@@ -28,6 +28,10 @@ _OUT = struct.Struct("<QQ").pack
 
 def auto_iid(fields: list[bytes]) -> bytes:
     """The IDMPAUTO iid of ``fields`` (flat ``[field, value, field, value, ...]``)."""
+    if len(fields) == 2:  # the usual single pair: both sums are the pair's halves
+        f = fields[0]
+        hi, lo = _HALVES(xxh3_128_digest(f + _LEN(len(f)) + fields[1]))
+        return _OUT(lo ^ (((hi << 1) | (hi >> 63)) & _M64), hi ^ (((lo << 1) | (lo >> 63)) & _M64))
     if len(fields) % 2:
         raise ValueError("fields must hold field/value pairs")
     sum_lo = sum_hi = xor_lo = xor_hi = 0

@@ -234,25 +234,40 @@ class RequestReader:
             return self._feed_py(data, out)
         hi = self._hi
         hi.feed(data)
-        self._chunks.append(data)
+        chunks = self._chunks
+        chunks.append(data)
+        consumed = 0
         try:
             while True:
                 req = hi.gets()
                 if req is False:
                     break
-                # hiredis also parses integers, nested arrays and errors: not requests.
-                if type(req) is list and req and _ONLY_BYTES >= set(map(type, req)):
+                if type(req) is list and req:
+                    # One C-level pass both sizes the request and proves every element is
+                    # a bulk string: bytes.__len__ raises TypeError for the integers,
+                    # nested arrays, nulls and errors hiredis also parses.
+                    try:
+                        consumed += _MB_SIZE[len(req)] + sum(
+                            map(_BULK_SIZE.__getitem__, map(bytes.__len__, req)))
+                    except IndexError:  # 1024+ arguments or an 8 KiB+ argument
+                        if not _ONLY_BYTES >= set(map(type, req)):
+                            raise ValueError("not a request") from None
+                        consumed += _encoded_size(req)
                     out.append(req)
-                    self._consumed += _encoded_size(req)
                 elif req == []:
-                    self._consumed += 4  # '*0\r\n' is skipped, as Redis does
+                    consumed += 4  # '*0\r\n' is skipped, as Redis does
                 elif req is None:
-                    self._consumed += 5  # '*-1\r\n'
+                    consumed += 5  # '*-1\r\n'
                 else:
                     raise ValueError("not a request")
-        except (hiredis.ProtocolError, ValueError):
+        except (hiredis.ProtocolError, ValueError, TypeError):
+            self._consumed += consumed
             return self._fallback(out)
-        pending = sum(map(len, self._chunks)) - self._consumed
+        if consumed == len(data) and len(chunks) == 1:
+            chunks.clear()  # the read ended on a request boundary: the usual case
+            return out
+        self._consumed += consumed
+        pending = sum(map(len, chunks)) - self._consumed
         if pending == 0:
             self._chunks.clear()
             self._consumed = 0

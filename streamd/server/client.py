@@ -12,6 +12,7 @@ import asyncio
 import socket
 import time
 from collections import deque
+from time import time as _now
 
 from ..commands.errors import CommandError
 from ..protocol.encoder import encode
@@ -142,7 +143,6 @@ class Client(asyncio.Protocol):
     def run_requests(self, requests) -> None:
         """Run requests in order until done or blocked; flush replies with one write."""
         execute = self.server.execute
-        out = self._out
         resp = self.resp
         i = 0
         n = len(requests)
@@ -156,7 +156,9 @@ class Client(asyncio.Protocol):
                 break
             if self.resp != resp:
                 resp = self.resp
-            encode(reply, out, resp)
+            # self._out, not a local: a command that kills its own client flushes and
+            # replaces the buffer, and the one already handed over must stay untouched.
+            encode(reply, self._out, resp)
             if self.closing:
                 break
         self.flush()
@@ -173,9 +175,11 @@ class Client(asyncio.Protocol):
         self.flush()
 
     def flush(self) -> None:
-        if self._out and self.transport is not None:
-            data = bytes(self._out)
-            self._out.clear()
+        data = self._out
+        if data and self.transport is not None:
+            # Hand the filled buffer itself to the transport and start a new one: no copy,
+            # and the transport may keep a reference to what it could not send yet.
+            self._out = bytearray()
             self.net_out += len(data)
             if not self.transport.is_closing():
                 self.transport.write(data)
@@ -211,10 +215,6 @@ class Client(asyncio.Protocol):
 
     def raise_error(self, text: str):
         raise CommandError(text)
-
-
-def _now() -> float:
-    return time.time()
 
 
 class _Blocked:

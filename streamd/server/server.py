@@ -110,9 +110,10 @@ class Server:
                 return _QUEUED
         client.tot_cmds += 1
         client.last_cmd = cmd.name
-        client.now_ms = time_ns() // 1_000_000
+        # One clock read serves as the command's time snapshot and as its start time.
+        start = time_ns()
+        client.now_ms = start // 1_000_000
         self.stat_commands += 1
-        start = perf_counter_ns()
         try:
             reply = cmd.handler(client, argv)
         except CommandError as exc:
@@ -123,7 +124,9 @@ class Server:
             cmd.failed_calls += 1
             reply = self._error("ERR internal error while executing the command")
         cmd.calls += 1
-        cmd.usec += (perf_counter_ns() - start) // 1000
+        elapsed = time_ns() - start
+        if elapsed > 0:  # the wall clock may step back
+            cmd.usec += elapsed // 1000
         if type(reply) is Block:
             return self._park(client, cmd, argv, reply)
         if self.keyspace.ready:

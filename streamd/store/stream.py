@@ -26,6 +26,7 @@ from .streamid import MAX_ID, U64
 LISTPACK_MAX_SIZE = 1 << 30  # Redis caps a stream listpack at 1 GiB (and 0 means "this")
 _I64_SIGN = 1 << 63
 _TWO64 = 1 << 64
+_NUM_START = frozenset(b"-0123456789")  # first bytes of strings listpack may store as ints
 
 
 # --- listpack size estimator ---------------------------------------------------------------
@@ -64,9 +65,17 @@ def _as_int64(v: int) -> int:
     return v - _TWO64 if v & _I64_SIGN else v
 
 
+# Listpack bytes of a non-negative integer by its decimal digit count, where the count
+# alone decides it (0: look at the value).
+_DIGITS_SIZE = (0, 2, 2, 0, 0, 0, 5, 0, 6, 6, 0, 10, 10, 10, 10, 10, 10, 10, 10)
+
+
 def _str_size(b: bytes) -> int:
     """Listpack bytes of a string element; strings that parse as int64 are stored as ints."""
     n = len(b)
+    if 0 < n <= 18 and b.isdigit() and (b[0] != 0x30 or n == 1):
+        # < 10**18 < 2**63: always an int64; bytes.isdigit is ASCII-only
+        return _DIGITS_SIZE[n] or _int_size(int(b))
     if 0 < n <= 20:
         body = b[1:] if b[0] == 0x2D else b
         if body and body.isdigit() and (body[0] != 0x30 or len(body) == 1) and b != b"-0":
@@ -95,7 +104,7 @@ class _Node:
     """
 
     __slots__ = ("ms", "seq", "data", "offs", "master", "odd", "vstart", "dead", "live",
-                 "ndead", "body")
+                 "ndead", "body", "ms0", "seq0", "last")
 
     def __init__(self, master: tuple):
         self.ms = array("Q")  # slot ms parts
@@ -110,7 +119,10 @@ class _Node:
         self.ndead = 0  # tombstoned slots (the master "deleted")
         # Listpack bytes except the two count elements (whose size depends on their value):
         # header + end byte, num-fields, master fields, master terminator, and every slot.
-        self.body = 7 + _int_size(len(master)) + sum(_str_size(f) for f in master) + 2
+        self.body = 7 + _int_size(len(master)) + sum(map(_str_size, master)) + 2
+        # The master entry's ID parts (what slot deltas are taken from) and the last slot's
+        # ID; both are set by the first append.
+        self.ms0 = self.seq0 = self.last = 0
 
     # -- size / ids --
     def lp_bytes(self) -> int:
@@ -166,6 +178,8 @@ class _Node:
         if type(self.data) is bytes:  # a sealed node became the tail again
             self.data = bytearray(self.data)
         j = len(self.ms)
+        if not j:
+            self.ms0, self.seq0 = sid >> 64, sid & U64
         if names is not self.master:
             if self.odd is None:
                 n = len(self.master)
@@ -185,6 +199,7 @@ class _Node:
             self.dead.append(0)
         self.live += 1
         self.body += elem_bytes
+        self.last = sid
 
     def seal(self) -> None:
         """The node stops being the tail: freeze the buffer, drop array over-allocation."""
@@ -212,6 +227,7 @@ class _Node:
         n.vstart = array("I", self.vstart) if self.vstart is not None else None
         n.dead = bytearray(self.dead) if self.dead is not None else None
         n.live, n.ndead, n.body = self.live, self.ndead, self.body
+        n.ms0, n.seq0, n.last = self.ms0, self.seq0, self.last
         return n
 
 
@@ -257,53 +273,98 @@ class Stream:
     # --- writes ----------------------------------------------------------------------------
     def append(self, sid: int, fields: list, node_max_entries: int,
                node_max_bytes: int) -> None:
-        """Add entry ``sid`` (the caller checked ``sid > last_id``) with flat ``fields``."""
+        """Add entry ``sid`` (the caller checked ``sid > last_id``) with flat ``fields``.
+
+        This is XADD's inner loop, so the common case (the entry has the tail node's field
+        names, the tail has no tombstones or odd slots) is written out inline; anything
+        else goes through ``_Node.append``.
+        """
         nodes = self._nodes
-        nf = len(fields) >> 1
-        names = (fields[0],) if nf == 1 else tuple(fields[0::2])
-        values = fields[1::2]
-        raw = sum(map(len, fields))
         tail = nodes[-1] if nodes else None
-        if tail is not None and ((tail.ms[-1] << 64) | tail.seq[-1]) >= sid:
+        if tail is not None and tail.last >= sid:
             # Only reachable when trailing tombstones outlive an XSETID that moved last_id
             # below them; Redis would write out of order, we start clean instead.
             self._drop_dead_tail(sid)
             tail = nodes[-1] if nodes else None
+        nf = len(fields) >> 1
+        # Raw bytes (the node-size check) and listpack bytes of the values, in one pass.
+        raw = 0
+        size = 2  # the flags element
+        if nf == 1:
+            name = fields[0]
+            value = fields[1]
+            n = len(value)
+            raw = len(name) + n
+            size += n + 2 if n < 64 and (not n or value[0] not in _NUM_START) \
+                else _str_size(value)
+        else:
+            for k in range(0, 2 * nf, 2):
+                value = fields[k + 1]
+                n = len(value)
+                raw += len(fields[k]) + n
+                size += n + 2 if n < 64 and (not n or value[0] not in _NUM_START) \
+                    else _str_size(value)
         if tail is not None:
-            max_bytes = node_max_bytes
-            if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
-                max_bytes = LISTPACK_MAX_SIZE
-            if (node_max_entries > 0 and tail.live + tail.ndead >= node_max_entries) or \
-                    tail.lp_bytes() + raw >= max_bytes:
+            if node_max_entries > 0 and len(tail.ms) >= node_max_entries:
                 tail.seal()
                 tail = None
+            else:
+                if node_max_bytes <= 0 or node_max_bytes > LISTPACK_MAX_SIZE:
+                    node_max_bytes = LISTPACK_MAX_SIZE
+                # below 128 slots both count elements take 2 bytes
+                lp = tail.body + 4 if len(tail.ms) < 128 else tail.lp_bytes()
+                if lp + raw >= node_max_bytes:
+                    tail.seal()
+                    tail = None
         ms, seq = sid >> 64, sid & U64
         if tail is None:
+            names = (fields[0],) if nf == 1 else tuple(fields[0::2])
             tail = _Node(names)
+            tail.ms0, tail.seq0 = ms, seq
             nodes.append(tail)
             self._firsts.append(sid)
-            dms = dseq = 0
+            size += 4  # ms and seq deltas are 0
         else:
-            dms = ms - tail.ms[0]
-            dseq = seq - tail.seq[0]
-            if names == tail.master:
-                names = tail.master  # share the tuple; identity marks "same fields"
-        # Element bytes of this slot: flags, ms delta, seq delta (both as int64),
-        # [num-fields, fields], values, lp-count.
-        if not -_I64_SIGN <= dms < _I64_SIGN:
-            dms = _as_int64(dms)
-        if not -_I64_SIGN <= dseq < _I64_SIGN:
-            dseq = _as_int64(dseq)
-        size = 2 + _int_size(dms) + _int_size(dseq)
-        for v in values:
-            size += _str_size(v)
+            master = tail.master
+            if nf == 1:
+                names = master if len(master) == 1 and master[0] == name else (name,)
+            else:
+                names = tuple(fields[0::2])
+                if names == master:
+                    names = master  # share the tuple; identity marks "same fields"
+            dms = ms - tail.ms0
+            dseq = seq - tail.seq0
+            size += 2 if 0 <= dms < 128 else _int_size(
+                dms if -_I64_SIGN <= dms < _I64_SIGN else _as_int64(dms))
+            size += 2 if 0 <= dseq < 128 else _int_size(
+                dseq if -_I64_SIGN <= dseq < _I64_SIGN else _as_int64(dseq))
         if names is tail.master:
-            size += _int_size(nf + 3)
+            size += 2 if nf < 125 else _int_size(nf + 3)  # lp-count
+            if tail.vstart is None and tail.dead is None and type(tail.data) is bytearray:
+                tail.ms.append(ms)
+                tail.seq.append(seq)
+                data, offs = tail.data, tail.offs
+                if nf == 1:
+                    data += value
+                    offs.append(len(data))
+                else:
+                    for k in range(1, 2 * nf, 2):
+                        data += fields[k]
+                        offs.append(len(data))
+                tail.live += 1
+                tail.body += size
+                tail.last = sid
+                self.length += 1
+                self.entries_added += 1
+                self.last_id = sid
+                if self.length == 1:
+                    self.first_id = sid
+                return
         else:
             size += _int_size(nf) + _int_size(2 * nf + 4)
             for f in names:
                 size += _str_size(f)
-        tail.append(sid, names, values, size)
+        tail.append(sid, names, fields[1::2], size)
         self.length += 1
         self.entries_added += 1
         self.last_id = sid
