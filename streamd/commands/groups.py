@@ -359,14 +359,11 @@ def xreadgroup(ctx, argv):
         room = a.count - len(entries) if a.count else -1
         if room and s.length and s.last_live_id() > g.last_id:
             new = s.range(g.last_id + 1, MAX_ID, room)
-            for sid, fields in new:
-                g.advance(s, sid)
-                if not a.noack:
-                    g.deliver(consumer, sid, now)
-                if a.claim is not None:
-                    entries.append([format_id(sid), fields, 0, 0])
-                else:
-                    entries.append([format_id(sid), fields])
+            g.deliver_new(s, consumer, [sid for sid, _ in new], now, a.noack)
+            if a.claim is not None:
+                entries += [[format_id(sid), fields, 0, 0] for sid, fields in new]
+            else:
+                entries += [[format_id(sid), fields] for sid, fields in new]
             if new and not a.noack:
                 consumer.active_time = now
         if entries:
@@ -419,8 +416,14 @@ def xack(ctx, argv):
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         return 0  # before the IDs are even validated, as Redis does
-    ids = [strict_id(x) for x in argv[3:]]  # all or nothing
-    n = sum(1 for sid in ids if g.ack(sid))
+    if len(argv) == 4:  # the usual single ID
+        n = 1 if g.ack(strict_id(argv[3])) else 0
+    else:
+        ids = [strict_id(x) for x in argv[3:]]  # all or nothing
+        n = 0
+        for sid in ids:
+            if g.ack(sid):
+                n += 1
     if n:
         ctx.db.modified(argv[1], n)
     return n

@@ -94,7 +94,38 @@ class SortedIds:
             self._lists.insert(i + 1, half)
             maxes.insert(i + 1, half[-1])
 
+    def extend_new(self, xs: list[int]) -> None:
+        """Add ascending ``xs``, all larger than every member (a batch of deliveries)."""
+        if not xs:
+            return
+        lists, maxes = self._lists, self._maxes
+        if lists:
+            sub = lists[-1]
+            sub.extend(xs)
+        else:
+            sub = list(xs)
+            lists.append(sub)
+            maxes.append(0)
+        while len(sub) > 2 * _LOAD:
+            half = sub[_LOAD:]
+            del sub[_LOAD:]
+            maxes[-1] = sub[-1]
+            lists.append(half)
+            maxes.append(0)
+            sub = half
+        maxes[-1] = sub[-1]
+        self._len += len(xs)
+
     def discard(self, x: int) -> bool:
+        lists = self._lists
+        if lists and lists[0][0] == x:  # acknowledging the oldest: the usual case
+            sub = lists[0]
+            del sub[0]
+            self._len -= 1
+            if not sub:
+                del lists[0]
+                del self._maxes[0]
+            return True
         maxes = self._maxes
         i = bisect_left(maxes, x)
         if i == len(maxes):
@@ -284,6 +315,47 @@ class ConsumerGroup:
         else:
             self._place_timed(pe)
         return pe
+
+    def deliver_new(self, stream, consumer: Consumer, sids: list[int], now: int,
+                    noack: bool = False) -> None:
+        """A ``>`` read of ``sids`` (ascending, all beyond ``last_id``) by ``consumer``:
+        advance the group, and unless NOACK put each entry in the PEL as delivered now.
+
+        Same result as ``advance`` + ``deliver`` per ID; the usual case (IDs beyond every
+        pending one, counters derivable) is done for the whole batch at once."""
+        if not sids:
+            return
+        last = self.last_id
+        if (self.entries_read != UNKNOWN and sids[0] > last and last >= stream.first_id
+                and not has_tombstone_from(stream, last)):
+            # Holds for every later ID of the batch too: each is a live entry past last.
+            self.entries_read += len(sids)
+            self.last_id = sids[-1]
+        else:
+            for sid in sids:
+                self.advance(stream, sid)
+        if noack:
+            return
+        ids = self._ids
+        head = self._head
+        tail = head.prev
+        top = ids.last()
+        if (top is None or sids[0] > top) and (tail is head or tail.nacked
+                                               or tail.delivery_time <= now):
+            pel = self.pel
+            for sid in sids:
+                pe = PendingEntry(sid, consumer, now, 1)
+                pel[sid] = pe
+                pe.prev = tail
+                tail.next = pe
+                tail = pe
+            tail.next = head
+            head.prev = tail
+            ids.extend_new(sids)
+            consumer.pel.extend_new(sids)  # a subset of ids: also beyond its top
+        else:
+            for sid in sids:
+                self.deliver(consumer, sid, now)
 
     def deliver(self, consumer: Consumer, sid: int, now: int) -> PendingEntry:
         """A ``>`` delivery of ``sid`` to ``consumer``: a new PEL entry, or the existing one

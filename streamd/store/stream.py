@@ -158,6 +158,10 @@ class _Node:
     def fields(self, j: int) -> list:
         names = self.master
         odd = self.odd
+        if odd is None and len(names) == 1:  # one field, named as the master: no loop
+            offs, data = self.offs, self.data
+            value = data[offs[j - 1] if j else 0:offs[j]]
+            return [names[0], value if type(value) is bytes else bytes(value)]
         if odd is not None:
             names = odd.get(j, names)
             start = self.vstart[j]

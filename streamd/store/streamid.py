@@ -60,6 +60,12 @@ def parse_id(arg: bytes, *, strict: bool = False, missing_seq: int = 0,
     incomplete ID (``5``): 0 for starts, ``U64`` for range ends. With ``allow_auto_seq``
     (XADD only) ``ms-*`` returns ``-(ms + 1)``, a negative marker decoded by ``auto_seq_ms``.
     """
+    ms_part, dash, seq_part = arg.partition(b"-")
+    if ms_part.isdigit() and len(ms_part) < 20:  # the usual "ms-seq" / "ms" (< 2**64)
+        if not dash:
+            return (int(ms_part) << 64) | missing_seq
+        if seq_part.isdigit() and len(seq_part) < 20:
+            return (int(ms_part) << 64) | int(seq_part)
     if len(arg) > 127:
         return None
     if not strict and len(arg) == 1:
