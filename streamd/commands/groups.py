@@ -19,7 +19,7 @@ from . import errors as E
 from .args import LLONG_MAX, parse_int
 from .blocking import Block
 from .errors import CommandError
-from .streams import (entry_reply, get_stream, interval_id, new_stream, parse_ids_block,
+from .streams import (entries_reply, entry_reply, get_stream, interval_id, new_stream, parse_ids_block,
                       parse_read_args, strict_id)
 from .table import TABLE, block, command, integer, key, oneof, string, token
 
@@ -363,7 +363,7 @@ def xreadgroup(ctx, argv):
             if a.claim is not None:
                 entries += [[format_id(sid), fields, 0, 0] for sid, fields in new]
             else:
-                entries += [[format_id(sid), fields] for sid, fields in new]
+                entries = entries_reply(new)
             if new and not a.noack:
                 consumer.active_time = now
         if entries:
@@ -392,13 +392,13 @@ def _history(s, g, consumer, gt: int, count: int, now: int) -> list:
     for sid in list(ids):
         fields = s.get(sid)
         if fields is None:
-            out.append([format_id(sid), NULL_ARRAY])
+            out.append((sid, NULL_ARRAY))
             continue
         pe = g.pel[sid]
         pe.delivery_count += 1
         g.redeliver(pe, now)
-        out.append([format_id(sid), fields])
-    return out
+        out.append((sid, fields))
+    return entries_reply(out)
 
 
 # --- XACK / XACKDEL / XNACK -----------------------------------------------------------------

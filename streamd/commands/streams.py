@@ -9,7 +9,7 @@ wakes readers (``db.signal_ready``). Data rules (nodes, trimming, tombstones) li
 
 from __future__ import annotations
 
-from ..protocol.replies import NULL_ARRAY, OK, Map, Simple
+from ..protocol.replies import NULL_ARRAY, OK, Entries, Map, Simple
 from ..store.stream import Stream
 from ..store.streamid import MAX_ID, U64, auto_seq_ms, format_id, parse_id
 from . import errors as E
@@ -73,6 +73,11 @@ def interval_id(arg: bytes, *, end: bool) -> tuple[int, bool]:
 def entry_reply(sid: int, fields: list) -> list:
     """One entry as every stream reply shows it: [id, [field, value, ...]]."""
     return [format_id(sid), fields]
+
+
+def entries_reply(pairs) -> Entries:
+    """``(id, fields)`` pairs as the entries array of a stream read."""
+    return Entries([(b"%d-%d" % (sid >> 64, sid & U64), f) for sid, f in pairs])
 
 
 def node_settings(ctx) -> tuple[int, int]:
@@ -381,7 +386,7 @@ def _range_command(ctx, argv, rev: bool):
         return []
     if count == 0:
         return NULL_ARRAY
-    return [entry_reply(sid, f) for sid, f in s.range(start, end, count, rev)]
+    return entries_reply(s.range(start, end, count, rev))
 
 
 @command("XRANGE", -4, "readonly", (1, 1, 1), group="stream", since="5.0.0",
@@ -644,7 +649,7 @@ def xread(ctx, argv):
         if s.last_live_id() <= gt:
             continue
         entries = s.range(gt + 1, MAX_ID, limit)
-        served.append((k, [entry_reply(sid, f) for sid, f in entries]))
+        served.append((k, entries_reply(entries)))
     if served:
         if ctx.resp >= 3:
             return Map(served)

@@ -125,19 +125,19 @@ class IdmpState:
         if p is None:
             p = self.producers[pid] = Producer()
         ids, order = p.ids, p.order
-        if iid in ids:
-            # Not reached through XADD (lookup came first); keep the invariants anyway:
-            # the pair is re-recorded as the newest.
-            del order[iid]
-            del ids[iid]
-            self._tracked -= 1
+        n = len(ids)
         ids[iid] = sid
-        order[iid] = None
-        self.iids_added += 1
-        if len(ids) > self.maxsize:
-            del ids[order.popitem(last=False)[0]]  # the single oldest record
+        if len(ids) == n:
+            # A known iid (not reached through XADD, where lookup came first): keep the
+            # invariants anyway; the pair is re-recorded as the newest.
+            order.move_to_end(iid)
         else:
-            self._tracked += 1
+            order[iid] = None
+            if n >= self.maxsize:
+                del ids[order.popitem(last=False)[0]]  # the single oldest record
+            else:
+                self._tracked += 1
+        self.iids_added += 1
         due = (sid >> 64) + self.duration * 1000
         if self._due is None or due < self._due:
             self._due = due

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .replies import (
     NULL_ARRAY,
+    Entries,
     ErrorReply,
     Map,
     Push,
@@ -22,6 +23,7 @@ _NULL2 = b"$-1\r\n"
 _NULL_ARRAY2 = b"*-1\r\n"
 _NULL3 = b"_\r\n"
 _CRLF = b"\r\n"
+_ENTRY_HDR = b"*2\r\n"
 
 # Small integers and short lengths recur constantly; render them once.
 _INT_CACHE = [b":%d\r\n" % i for i in range(1024)]
@@ -65,6 +67,25 @@ def encode(value, out: bytearray, resp: int = 2) -> None:
                 out += _CRLF
             else:
                 encode(item, out, resp)
+    elif t is Entries:
+        items = value.items
+        n = len(items)
+        out += _ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n
+        for sid, fields in items:
+            out += _ENTRY_HDR
+            out += _BULK_HDR[len(sid)]  # an ID is at most 41 bytes
+            out += sid
+            out += _CRLF
+            if type(fields) is list:
+                n = len(fields)
+                out += _ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n
+                for item in fields:
+                    n = len(item)
+                    out += _BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n
+                    out += item
+                    out += _CRLF
+            else:
+                encode(fields, out, resp)
     elif t is int:
         out += _INT_CACHE[value] if 0 <= value < 1024 else b":%d\r\n" % value
     elif value is None:

@@ -53,6 +53,24 @@ class Map:
         return f"Map({self.items!r})"
 
 
+class Entries:
+    """Stream entries, the body of every stream read: ``items`` is a list of ``(id,
+    fields)`` pairs, ``id`` bytes and ``fields`` a flat list of bytes (or another reply
+    value, e.g. a null for an entry deleted since delivery). Encodes as an array of ``[id,
+    [field, value, ...]]``, the same in RESP2 and RESP3, without per-element dispatch."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list):
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __repr__(self):
+        return f"Entries({self.items!r})"
+
+
 class SetReply:
     """A set: an array in RESP2, ``~`` in RESP3."""
 

@@ -573,15 +573,35 @@ class Stream:
                 node = nodes[ni]
                 ms, seq, dead = node.ms, node.seq, node.dead
                 n = len(ms)
-                while j < n:
-                    sid = (ms[j] << 64) | seq[j]
-                    if sid > end:
+                stop = n if node.last <= end else node.lower_bound(end + 1)
+                if dead is None and node.odd is None:
+                    # No tombstones, one schema: every slot in [j, stop) is an entry.
+                    if count > 0 and stop - j > count - len(out):
+                        stop = j + count - len(out)
+                    if len(node.master) == 1:
+                        name = node.master[0]
+                        offs, data = node.offs, node.data
+                        frozen = type(data) is bytes
+                        a = offs[j - 1] if j else 0
+                        for k in range(j, stop):
+                            b = offs[k]
+                            value = data[a:b]
+                            out.append(((ms[k] << 64) | seq[k],
+                                        [name, value if frozen else bytes(value)]))
+                            a = b
+                    else:
+                        for k in range(j, stop):
+                            out.append(((ms[k] << 64) | seq[k], node.fields(k)))
+                    if len(out) == count:
                         return out
-                    if dead is None or not dead[j]:
-                        out.append((sid, node.fields(j)))
-                        if len(out) == count:
-                            return out
-                    j += 1
+                else:
+                    for k in range(j, stop):
+                        if dead is None or not dead[k]:
+                            out.append(((ms[k] << 64) | seq[k], node.fields(k)))
+                            if len(out) == count:
+                                return out
+                if stop < n:
+                    return out
                 ni += 1
                 j = 0
             return out
