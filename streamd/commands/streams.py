@@ -9,7 +9,9 @@ wakes readers (``db.signal_ready``). Data rules (nodes, trimming, tombstones) li
 
 from __future__ import annotations
 
+from ..idmp import IdmpState, auto_iid
 from ..protocol.replies import NULL_ARRAY, OK, Entries, Map, Simple
+from ..store.groups import drop_references, is_referenced
 from ..store.stream import Stream
 from ..store.streamid import MAX_ID, U64, auto_seq_ms, format_id, parse_id
 from . import errors as E
@@ -17,21 +19,6 @@ from .args import parse_int, parse_timeout_ms
 from .blocking import Block
 from .errors import CommandError
 from .table import block, command, integer, key, oneof, string, token
-
-try:  # consumer-group rules, for the ACKED / DELREF deletion strategies
-    from ..store.groups import drop_references, is_referenced
-except ImportError:  # pragma: no cover - groups not built yet: no stream has groups
-    def is_referenced(stream, sid):
-        return False
-
-    def drop_references(stream, sid):
-        return None
-
-try:  # idempotent production (XADD IDMP / IDMPAUTO)
-    from ..idmp import IdmpState, auto_iid
-except ImportError:  # pragma: no cover
-    IdmpState = None
-    auto_iid = None
 
 KEEPREF, DELREF, ACKED = b"KEEPREF", b"DELREF", b"ACKED"
 _STRATEGIES = (KEEPREF, DELREF, ACKED)
@@ -104,8 +91,6 @@ def strategy_hooks(s: Stream, strategy: bytes) -> dict:
 
 def new_idmp_state(ctx):
     """A fresh IDMP state with the server's current defaults (taken at stream creation)."""
-    if IdmpState is None:
-        return None
     duration = ctx.config["stream-idmp-duration"]
     maxsize = ctx.config["stream-idmp-maxsize"]
     registry = getattr(ctx.keyspace, "idmp", None)
@@ -800,11 +785,9 @@ def idmp_fields(ctx, s: Stream) -> list:
 
 
 def full_groups_section(stream: Stream, count: int, ctx) -> list:
-    """The ``groups`` value of XINFO STREAM FULL; the consumer-group family provides it."""
-    try:
-        from .groups import full_groups_section as groups_impl
-    except ImportError:
-        return []
+    """The ``groups`` value of XINFO STREAM FULL; the consumer-group family provides it
+    (imported here because that family imports this one)."""
+    from .groups import full_groups_section as groups_impl
     return groups_impl(stream, count)
 
 

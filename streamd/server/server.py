@@ -23,6 +23,7 @@ from ..commands import errors as E
 from ..commands.blocking import Block
 from ..commands.errors import CommandError
 from ..config import Config
+from ..idmp import IdmpRegistry
 from ..protocol.replies import NULL_ARRAY, ErrorReply
 from ..store.keyspace import Keyspace, now_ms
 from .client import _BLOCKED, Client
@@ -50,11 +51,7 @@ class Server:
         load_commands()
         self.config = config or Config()
         self.keyspace = Keyspace(self.config["databases"])
-        try:
-            from ..idmp import IdmpRegistry
-            self.keyspace.idmp = IdmpRegistry()
-        except ImportError:
-            self.keyspace.idmp = None
+        self.keyspace.idmp = IdmpRegistry()
         self.clients: dict[int, Client] = {}
         self._next_id = 0
         self.started = time.time()
