@@ -111,6 +111,11 @@ def test_select(r, call):
         r.execute_command("SELECT", "16")
     with pytest.raises(redis.ResponseError, match="value is not an integer"):
         r.execute_command("SELECT", "x")
+    # The index is a C int: beyond it the integer error wins over the range error.
+    with pytest.raises(redis.ResponseError, match="value is not an integer"):
+        r.execute_command("SELECT", "3000000000")
+    with pytest.raises(redis.ResponseError, match="DB index is out of range"):
+        r.execute_command("SELECT", "-1")
 
 
 def test_reset(raw):

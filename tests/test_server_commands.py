@@ -149,3 +149,25 @@ def test_dirty_counter(r):
     r.set("x", 1)
     r.set("y", 2)
     assert r.info("persistence")["rdb_changes_since_last_save"] >= before + 2
+
+
+def test_dbsize_counts_expired_keys_nothing_touched(r, call):
+    """DBSIZE is the size of the key table, O(1): a key past its TTL counts until a lookup
+    or the active cycle removes it. The cycle is slowed to once a second, and the check is
+    repeated so that a cycle landing inside one short window cannot fail the test."""
+    old_hz = r.config_get("hz")["hz"]
+    r.config_set("hz", 1)
+    try:
+        seen = []
+        for _ in range(5):
+            call("SET", "kept", "v")
+            call("SET", "gone", "v", "PX", "1")
+            time.sleep(0.01)
+            size = call("DBSIZE")
+            gone = call("EXISTS", "gone")  # the lookup expires it
+            seen.append((size, gone, call("DBSIZE")))
+            if seen[-1] == (2, 0, 1):
+                break
+        assert seen[-1] == (2, 0, 1), seen
+    finally:
+        r.config_set("hz", old_hz)
