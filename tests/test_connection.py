@@ -111,9 +111,13 @@ def test_select(r, call):
         r.execute_command("SELECT", "16")
     with pytest.raises(redis.ResponseError, match="value is not an integer"):
         r.execute_command("SELECT", "x")
-    # The index is a C int: beyond it the integer error wins over the range error.
-    with pytest.raises(redis.ResponseError, match="value is not an integer"):
+    # The index is a C int: beyond it a range error of its own, beyond int64 the usual one.
+    with pytest.raises(redis.ResponseError) as err:
         r.execute_command("SELECT", "3000000000")
+    assert str(err.value) == ("value is out of range, value must between -2147483648 and "
+                              "2147483647")
+    with pytest.raises(redis.ResponseError, match="value is not an integer or out of range"):
+        r.execute_command("SELECT", "99999999999999999999")
     with pytest.raises(redis.ResponseError, match="DB index is out of range"):
         r.execute_command("SELECT", "-1")
 

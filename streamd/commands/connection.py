@@ -125,7 +125,7 @@ def select(ctx, argv):
     """SELECT index"""
     index = parse_int(argv[1])
     if not -(2**31) <= index < 2**31:  # Redis reads the index as a C int
-        raise CommandError(E.NOT_INTEGER)
+        raise CommandError(E.INT_RANGE)
     if not 0 <= index < len(ctx.keyspace.dbs):
         raise CommandError(E.DB_INDEX)
     ctx.db = ctx.keyspace.dbs[index]

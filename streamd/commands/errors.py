@@ -22,6 +22,8 @@ class CommandError(Exception):
 # Generic
 SYNTAX = "ERR syntax error"
 NOT_INTEGER = "ERR value is not an integer or out of range"
+# getRangeLongFromObjectOrReply on a C int argument (e.g. SELECT's index)
+INT_RANGE = "ERR value is out of range, value must between -2147483648 and 2147483647"
 NOT_FLOAT = "ERR value is not a valid float"
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NO_SUCH_KEY = "ERR no such key"
