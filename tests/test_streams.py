@@ -1023,3 +1023,27 @@ def test_command_info_xrange_keys(call):
     info_ = call("COMMAND", "INFO", "XRANGE")[0]
     assert info_[:6] == [b"xrange", -4, info_[2], 1, 1, 1]
     assert b"readonly" in info_[2]
+
+
+@pytest.mark.parametrize("argv, keys", [
+    (("XREAD", "COUNT", "1", "STREAMS", "a", "b", "0", "0"), [b"a", b"b"]),
+    (("XREAD", "STREAMS", "only", "$"), [b"only"]),
+    (("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "a", "b", ">", ">"),
+     [b"a", b"b"]),
+])
+def test_command_getkeys_finds_keys_after_streams(call, argv, keys):
+    assert call("COMMAND", "GETKEYS", *argv) == keys
+
+
+@pytest.mark.parametrize("name, start", [("XREAD", 1), ("XREADGROUP", 4)])
+def test_command_info_xread_keyword_key_spec(call, name, start):
+    """Cluster clients read these key specs to route XREAD/XREADGROUP."""
+    info_ = call("COMMAND", "INFO", name)[0]
+    assert info_[3:6] == [0, 0, 0]
+    assert b"movablekeys" in info_[2]
+    spec = dict(zip(info_[8][0][0::2], info_[8][0][1::2]))
+    assert spec[b"flags"] == [b"RO", b"access"]
+    assert spec[b"begin_search"] == [b"type", b"keyword", b"spec",
+                                     [b"keyword", b"STREAMS", b"startfrom", start]]
+    assert spec[b"find_keys"] == [b"type", b"range", b"spec",
+                                  [b"lastkey", -1, b"keystep", 1, b"limit", 2]]

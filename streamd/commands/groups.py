@@ -303,7 +303,8 @@ def _claim_wakeup(ctx, s, g, key: bytes, min_idle: int) -> None:
     loop.call_later(max(when - now, 0) / 1000 + 0.001, fire)
 
 
-@command("XREADGROUP", -7, "write blocking", (0, 0, 0), group="stream", since="5.0.0",
+@command("XREADGROUP", -7, "write blocking", keyword_keys=("STREAMS", 4, 2),
+         group="stream", since="5.0.0",
          summary="Returns new or historical messages from a stream for a consumer in a "
                  "group. Blocks until a message is available otherwise.",
          complexity="For each stream mentioned: O(M) with M the number of elements "

@@ -361,7 +361,7 @@ def command_getkeys(ctx, argv):
         raise CommandError("ERR Invalid command specified")
     if not cmd.arity_ok(len(inner)):
         raise CommandError("ERR Invalid number of arguments specified for command")
-    keys = [inner[i] for i in cmd.key_indexes(len(inner)) if i < len(inner)]
+    keys = cmd.keys_of(inner)
     if not keys:
         raise CommandError("ERR The command has no key arguments")
     return keys

@@ -585,7 +585,8 @@ def xsetid(ctx, argv):
 
 # --- XREAD ---------------------------------------------------------------------------------
 
-@command("XREAD", -4, "readonly blocking", (0, 0, 0), group="stream", since="5.0.0",
+@command("XREAD", -4, "readonly blocking", keyword_keys=("STREAMS", 1, 2),
+         group="stream", since="5.0.0",
          summary="Returns messages from multiple streams with IDs greater than the ones "
                  "requested. Blocks until a message is available otherwise.",
          complexity="",

@@ -94,6 +94,11 @@ class Command:
     first_key: int = 0
     last_key: int = 0
     step: int = 0
+    # Keys found by keyword (XREAD's ``STREAMS k1 k2 id1 id2``): the keyword, where its
+    # search starts, and the fraction of the remaining arguments that are keys.
+    key_keyword: str = ""
+    keyword_from: int = 0
+    keyword_limit: int = 0
     group: str = "generic"
     since: str = "1.0.0"
     summary: str = ""
@@ -118,18 +123,38 @@ class Command:
         return argc == a if a > 0 else argc >= -a
 
     def key_indexes(self, argc: int) -> range:
-        """Positions of the key arguments in an argv of length ``argc``."""
+        """Positions of the key arguments in an argv of length ``argc`` (fixed specs)."""
         if not self.first_key:
             return range(0)
         last = self.last_key if self.last_key >= 0 else argc + self.last_key
         return range(self.first_key, last + 1, self.step or 1)
+
+    def keys_of(self, argv: list[bytes]) -> list[bytes]:
+        """The key arguments of a whole command line."""
+        if self.key_keyword:
+            word = self.key_keyword.encode()
+            for i in range(self.keyword_from, len(argv)):
+                if argv[i].upper() == word:
+                    rest = len(argv) - i - 1
+                    return argv[i + 1:i + 1 + rest // self.keyword_limit]
+            return []
+        return [argv[i] for i in self.key_indexes(len(argv)) if i < len(argv)]
 
     # --- COMMAND INFO / DOCS -------------------------------------------------------------
     def info(self):
         cats = [f"@{c}" for c in self.categories]
         subs = [c.info() for c in self.subcommands.values()]
         specs = []
-        if self.first_key:
+        if self.key_keyword:
+            # Both XREAD and XREADGROUP read their streams (a group is not the key's data).
+            specs = [[
+                "flags", ["RO", "access"],
+                "begin_search", ["type", "keyword", "spec",
+                                 ["keyword", self.key_keyword, "startfrom", self.keyword_from]],
+                "find_keys", ["type", "range", "spec",
+                              ["lastkey", -1, "keystep", 1, "limit", self.keyword_limit]],
+            ]]
+        elif self.first_key:
             specs = [[
                 "flags", [self._key_access()],
                 "begin_search", ["type", "index", "spec", ["index", self.first_key]],
@@ -165,12 +190,16 @@ _GROUP_CATEGORIES = {
 def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             group: str = "generic", since: str = "1.0.0", summary: str = "",
             complexity: str = "", args: tuple = (), container: bool = False,
-            doc_flags: tuple = ()):
+            doc_flags: tuple = (), keyword_keys: tuple = ()):
     """Register a command (or, with ``container=True``, a container of subcommands).
 
     Used as a decorator on the handler ``handler(ctx, argv) -> reply``; a container is
-    registered by calling it without a handler.
+    registered by calling it without a handler. ``keys`` is (first, last, step);
+    ``keyword_keys`` is (keyword, search start, limit) for keys that follow a keyword,
+    which makes the command ``movablekeys``.
     """
+    if keyword_keys:
+        flags += " movablekeys"
     flagset = frozenset(flags.split())
     cats = []
     if "write" in flagset:
@@ -188,7 +217,10 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
 
     def register(handler):
         cmd = Command(name=name.lower(), handler=handler, arity=arity, flags=flagset,
-                      first_key=keys[0], last_key=keys[1], step=keys[2], group=group,
+                      first_key=keys[0], last_key=keys[1], step=keys[2],
+                      key_keyword=keyword_keys[0] if keyword_keys else "",
+                      keyword_from=keyword_keys[1] if keyword_keys else 0,
+                      keyword_limit=keyword_keys[2] if keyword_keys else 0, group=group,
                       since=since, summary=summary, complexity=complexity,
                       arguments=tuple(args), categories=tuple(cats), doc_flags=doc_flags)
         if "|" in cmd.name:
