@@ -74,7 +74,7 @@ def _section(ctx, name: str) -> list[str]:
                 "aof_rewrite_scheduled:0", "aof_last_bgrewrite_status:ok"]
     if name == "stats":
         return [f"total_connections_received:{srv.stat_connections}",
-                f"total_commands_processed:{srv.stat_commands}",
+                f"total_commands_processed:{srv.commands_processed()}",
                 f"instantaneous_ops_per_sec:0",
                 f"total_net_input_bytes:{sum(c.net_in for c in srv.clients.values())}",
                 f"total_net_output_bytes:{sum(c.net_out for c in srv.clients.values())}",

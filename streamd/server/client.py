@@ -142,25 +142,9 @@ class Client(asyncio.Protocol):
     # --- execution ----------------------------------------------------------------------
     def run_requests(self, requests) -> None:
         """Run requests in order until done or blocked; flush replies with one write."""
-        execute = self.server.execute
-        resp = self.resp
-        i = 0
-        n = len(requests)
-        while i < n:
-            argv = requests[i]
-            i += 1
-            reply = execute(self, argv)
-            if reply is _BLOCKED:
-                if i < n:
-                    self.pending.extend(requests[i:])
-                break
-            if self.resp != resp:
-                resp = self.resp
-            # self._out, not a local: a command that kills its own client flushes and
-            # replaces the buffer, and the one already handed over must stay untouched.
-            encode(reply, self._out, resp)
-            if self.closing:
-                break
+        done, blocked = self.server.run(self, requests)
+        if blocked and done < len(requests):
+            self.pending.extend(requests[done:])
         self.flush()
 
     def resume_pending(self) -> None:
@@ -215,13 +199,3 @@ class Client(asyncio.Protocol):
 
     def raise_error(self, text: str):
         raise CommandError(text)
-
-
-class _Blocked:
-    __slots__ = ()
-
-    def __repr__(self):
-        return "BLOCKED"
-
-
-_BLOCKED = _Blocked()

@@ -1,8 +1,8 @@
 """The server: listening socket, dispatcher, blocked clients and the periodic cron.
 
 Handlers are synchronous and run one at a time on the event loop, so every command is
-atomic without locks. ``execute`` is the hot path: table lookup, arity/auth/MULTI checks,
-the handler call, and statistics.
+atomic without locks. ``run`` is the hot path: for each request of a read, table lookup,
+arity/auth/MULTI checks, the handler call, statistics and the reply's encoding.
 """
 
 from __future__ import annotations
@@ -14,19 +14,20 @@ import signal
 import time
 from collections import deque
 
-from .. import REDIS_VERSION, __version__
 from time import perf_counter_ns, time_ns
 
+from .. import REDIS_VERSION, __version__
 from ..commands import TABLE, load_commands
-from ..commands.table import DISPATCH
 from ..commands import errors as E
 from ..commands.blocking import Block
 from ..commands.errors import CommandError
+from ..commands.table import DISPATCH, Command
 from ..config import Config
 from ..idmp import IdmpRegistry
-from ..protocol.replies import NULL_ARRAY, ErrorReply
+from ..protocol.encoder import encode
+from ..protocol.replies import NULL_ARRAY, QUEUED as _QUEUED, ErrorReply
 from ..store.keyspace import Keyspace, now_ms
-from .client import _BLOCKED, Client
+from .client import Client
 
 log = logging.getLogger("streamd")
 
@@ -66,7 +67,6 @@ class Server:
         self.reset_stats()
 
     def reset_stats(self) -> None:
-        self.stat_commands = 0
         self.stat_connections = 0
         self.stat_rejected_conn = 0
         self.stat_error_replies = 0
@@ -81,8 +81,56 @@ class Server:
         return self._next_id
 
     # --- dispatch ------------------------------------------------------------------------
-    def execute(self, client: Client, argv: list[bytes]):
-        """Run one request for ``client``; returns the reply value or ``_BLOCKED``."""
+    def run(self, client: Client, requests: list) -> tuple[int, bool]:
+        """Run ``requests`` in order for ``client``, encoding every reply into its output
+        buffer. Stops after a command that blocks or closes the client. Returns (requests
+        consumed, whether the last one blocked).
+
+        The common case (a known plain command, right arity, no AUTH/MULTI state) goes
+        straight to the handler; everything else takes ``_resolve``'s full checks."""
+        get = DISPATCH.get
+        ks = self.keyspace
+        done = 0
+        for argv in requests:
+            done += 1
+            cmd = get(argv[0])
+            if (cmd is None or cmd.handler is None or client.special
+                    or ((len(argv) != cmd.arity) if cmd.arity > 0 else (len(argv) < -cmd.arity))):
+                cmd = self._resolve(client, argv)
+                if type(cmd) is not Command:  # refused or queued: cmd is the reply
+                    encode(cmd, client._out, client.resp)
+                    continue
+            client.tot_cmds += 1
+            client.last_cmd = cmd.name
+            # One clock read serves as the command's time snapshot and as its start time.
+            start = time_ns()
+            client.now_ms = start // 1_000_000
+            try:
+                reply = cmd.handler(client, argv)
+            except CommandError as exc:
+                cmd.failed_calls += 1
+                reply = self._error(exc.text)
+            except Exception:  # a handler bug must not take the connection down
+                log.exception("Error executing %r", argv[:3])
+                cmd.failed_calls += 1
+                reply = self._error("ERR internal error while executing the command")
+            cmd.calls += 1
+            elapsed = time_ns() - start
+            if elapsed > 0:  # the wall clock may step back
+                cmd.usec += elapsed // 1000
+            if type(reply) is Block:
+                self._park(client, cmd, argv, reply)
+                return done, True
+            if ks.ready:
+                self.handle_ready()
+            encode(reply, client._out, client.resp)
+            if client.closing:
+                break
+        return done, False
+
+    def _resolve(self, client: Client, argv: list[bytes]):
+        """The command to run for ``argv`` after every check, or the reply that replaces
+        running it: an error (unknown, arity, NOAUTH) or +QUEUED inside MULTI."""
         name = argv[0]
         cmd = DISPATCH.get(name)
         if cmd is None:
@@ -105,34 +153,15 @@ class Server:
             if client.multi is not None and cmd.name not in _NOT_QUEUED:
                 client.multi.append((cmd, argv))
                 return _QUEUED
-        client.tot_cmds += 1
-        client.last_cmd = cmd.name
-        # One clock read serves as the command's time snapshot and as its start time.
-        start = time_ns()
-        client.now_ms = start // 1_000_000
-        self.stat_commands += 1
-        try:
-            reply = cmd.handler(client, argv)
-        except CommandError as exc:
-            cmd.failed_calls += 1
-            reply = self._error(exc.text)
-        except Exception:  # a handler bug must not take the connection down
-            log.exception("Error executing %r", argv[:3])
-            cmd.failed_calls += 1
-            reply = self._error("ERR internal error while executing the command")
-        cmd.calls += 1
-        elapsed = time_ns() - start
-        if elapsed > 0:  # the wall clock may step back
-            cmd.usec += elapsed // 1000
-        if type(reply) is Block:
-            return self._park(client, cmd, argv, reply)
-        if self.keyspace.ready:
-            self.handle_ready()
-        return reply
+        return cmd
+
+    def commands_processed(self) -> int:
+        """INFO ``total_commands_processed``: every handler run (EXEC's inner commands and
+        re-runs of woken blocked commands included), counted once per command in its stats."""
+        return sum(c.calls for cmd in TABLE.values() for c in (cmd, *cmd.subcommands.values()))
 
     def call(self, client: Client, cmd, argv):
-        """Run a handler with statistics; used by EXEC and wake-ups (``execute`` inlines it)."""
-        self.stat_commands += 1
+        """Run a handler with statistics; used by EXEC and wake-ups (``run`` inlines it)."""
         start = perf_counter_ns()
         try:
             reply = cmd.handler(client, argv)
@@ -175,7 +204,6 @@ class Server:
             waiter.timer = self.loop.call_later(block.timeout_ms / 1000, self._timeout, waiter)
         if self.keyspace.ready:
             self.handle_ready()
-        return _BLOCKED
 
     def _unpark(self, waiter: Waiter) -> None:
         for key in waiter.keys:
@@ -317,7 +345,6 @@ class Server:
                 pass
 
 
-from ..protocol.replies import QUEUED as _QUEUED  # noqa: E402
 
 
 def banner(config: Config) -> str:
