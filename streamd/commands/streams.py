@@ -67,11 +67,6 @@ def entries_reply(pairs) -> Entries:
     return Entries([(b"%d-%d" % (sid >> 64, sid & U64), f) for sid, f in pairs])
 
 
-def node_settings(ctx) -> tuple[int, int]:
-    values = ctx.config.values
-    return values["stream-node-max-entries"], values["stream-node-max-bytes"]
-
-
 def default_trim_limit(ctx) -> int:
     """LIMIT used by `~` trimming when none is given: 100 nodes' worth, within bounds."""
     limit = 100 * ctx.config["stream-node-max-entries"]
@@ -331,8 +326,8 @@ def xadd(ctx, argv):
         raise CommandError(E.STREAM_XADD_TOO_SMALL)
     if sum(map(len, fields)) > (1 << 30):
         raise CommandError(E.STREAM_TOO_LARGE)
-    max_entries, max_bytes = node_settings(ctx)
-    s.append(sid, fields, max_entries, max_bytes)
+    config = ctx.config.values
+    s.append(sid, fields, config["stream-node-max-entries"], config["stream-node-max-bytes"])
     if a.idmp:
         state.record(a.idmp_pid, iid, sid)
     if a.trims:
