@@ -551,10 +551,12 @@ class Seek(Workload):
                     warm = rbench.run(sp.port, cmd, clients=50, pipeline=16, requests=3200,
                                       randomkeys=n - 1)
                     req = int(max(3200, min(2_000_000, warm["ops_per_sec"] * p.seek_seconds)))
-                    res = rbench.run(sp.port, cmd, clients=50, pipeline=16, requests=req,
-                                     randomkeys=n - 1)
-                    result[mkey] = 1e6 / res["ops_per_sec"]
-                    extra[f"ops_per_sec_{label}"] = res["ops_per_sec"]
+                    # Best of three short samples: the cost at one size is compared with
+                    # the cost at another, and contention from other work only adds time.
+                    best = max(rbench.run(sp.port, cmd, clients=50, pipeline=16, requests=req,
+                                          randomkeys=n - 1)["ops_per_sec"] for _ in range(3))
+                    result[mkey] = 1e6 / best
+                    extra[f"ops_per_sec_{label}"] = best
                 extra["rss_bytes"] = sp.rss_bytes()
         finally:
             ctx.fleet.stop(sp)
