@@ -107,13 +107,8 @@ class Server:
             client.now_ms = start // 1_000_000
             try:
                 reply = cmd.handler(client, argv)
-            except CommandError as exc:
-                cmd.failed_calls += 1
-                reply = self._error(exc.text)
-            except Exception:  # a handler bug must not take the connection down
-                log.exception("Error executing %r", argv[:3])
-                cmd.failed_calls += 1
-                reply = self._error("ERR internal error while executing the command")
+            except Exception as exc:
+                reply = self._failed(cmd, argv, exc)
             cmd.calls += 1
             elapsed = time_ns() - start
             if elapsed > 0:  # the wall clock may step back
@@ -165,16 +160,20 @@ class Server:
         start = perf_counter_ns()
         try:
             reply = cmd.handler(client, argv)
-        except CommandError as exc:
-            cmd.failed_calls += 1
-            reply = self._error(exc.text)
-        except Exception:  # a handler bug must not take the connection down
-            log.exception("Error executing %r", argv[:3])
-            cmd.failed_calls += 1
-            reply = self._error("ERR internal error while executing the command")
+        except Exception as exc:
+            reply = self._failed(cmd, argv, exc)
         cmd.calls += 1
         cmd.usec += (perf_counter_ns() - start) // 1000
         return reply
+
+    def _failed(self, cmd, argv, exc: Exception) -> ErrorReply:
+        """The reply to a handler that raised: its error text, or, for a bug in the
+        handler, a generic error (the bug is logged; the connection stays up)."""
+        cmd.failed_calls += 1
+        if isinstance(exc, CommandError):
+            return self._error(exc.text)
+        log.error("Error executing %r", argv[:3], exc_info=exc)
+        return self._error("ERR internal error while executing the command")
 
     def _error(self, text: str) -> ErrorReply:
         self.stat_error_replies += 1
