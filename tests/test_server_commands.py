@@ -171,3 +171,25 @@ def test_dbsize_counts_expired_keys_nothing_touched(r, call):
         assert seen[-1] == (2, 0, 1), seen
     finally:
         r.config_set("hz", old_hz)
+
+
+@pytest.mark.streamd_only
+def test_handler_bug_replies_an_error_and_the_connection_keeps_serving(r, monkeypatch):
+    """A bug inside a handler becomes an error reply (and a log line), never a dropped
+    connection; it is counted like any other error reply."""
+    from streamd.commands.table import TABLE
+
+    def broken(ctx, argv):
+        raise ZeroDivisionError("simulated handler bug")
+
+    before = r.info("errorstats").get("errorstat_ERR", {}).get("count", 0)
+    monkeypatch.setattr(TABLE[b"echo"], "handler", broken)
+    with pytest.raises(redis.ResponseError, match="internal error while executing the command"):
+        r.echo("x")
+    pipe = r.pipeline(transaction=False)  # the same path inside one batch of requests
+    pipe.echo("y").ping()
+    replies = pipe.execute(raise_on_error=False)
+    assert isinstance(replies[0], redis.ResponseError) and replies[1] is True
+    monkeypatch.undo()
+    assert r.echo("x") == b"x"
+    assert r.info("errorstats")["errorstat_ERR"]["count"] == before + 2
