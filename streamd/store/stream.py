@@ -158,10 +158,6 @@ class _Node:
     def fields(self, j: int) -> list:
         names = self.master
         odd = self.odd
-        if odd is None and len(names) == 1:  # one field, named as the master: no loop
-            offs, data = self.offs, self.data
-            value = data[offs[j - 1] if j else 0:offs[j]]
-            return [names[0], value if type(value) is bytes else bytes(value)]
         if odd is not None:
             names = odd.get(j, names)
             start = self.vstart[j]
@@ -175,6 +171,24 @@ class _Node:
             b = offs[start + k]
             out.append(name)
             out.append(data[a:b] if frozen else bytes(data[a:b]))
+            a = b
+        return out
+
+    def entries(self, j: int, stop: int) -> list:
+        """(id, fields) of slots ``j .. stop-1``, which the caller knows are live and use
+        the master schema (a node without tombstones or odd slots): a range read's bulk."""
+        ms, seq, names = self.ms, self.seq, self.master
+        if len(names) != 1:
+            return [((ms[k] << 64) | seq[k], self.fields(k)) for k in range(j, stop)]
+        # One field: slice the values straight out of the buffer.
+        name, offs, data = names[0], self.offs, self.data
+        frozen = type(data) is bytes
+        out = []
+        a = offs[j - 1] if j else 0
+        for k in range(j, stop):
+            b = offs[k]
+            value = data[a:b]
+            out.append(((ms[k] << 64) | seq[k], [name, value if frozen else bytes(value)]))
             a = b
         return out
 
@@ -291,23 +305,16 @@ class Stream:
             self._drop_dead_tail(sid)
             tail = nodes[-1] if nodes else None
         nf = len(fields) >> 1
-        # Raw bytes (the node-size check) and listpack bytes of the values, in one pass.
+        # Raw bytes (the node-size check) and listpack bytes of the values, in one pass;
+        # short non-numeric strings (the common value) are sized without a call.
         raw = 0
         size = 2  # the flags element
-        if nf == 1:
-            name = fields[0]
-            value = fields[1]
+        for k in range(1, 2 * nf, 2):
+            value = fields[k]
             n = len(value)
-            raw = len(name) + n
+            raw += len(fields[k - 1]) + n
             size += n + 2 if n < 64 and (not n or value[0] not in _NUM_START) \
                 else _str_size(value)
-        else:
-            for k in range(0, 2 * nf, 2):
-                value = fields[k + 1]
-                n = len(value)
-                raw += len(fields[k]) + n
-                size += n + 2 if n < 64 and (not n or value[0] not in _NUM_START) \
-                    else _str_size(value)
         if tail is not None:
             if node_max_entries > 0 and len(tail.ms) >= node_max_entries:
                 tail.seal()
@@ -322,20 +329,16 @@ class Stream:
                     tail = None
         ms, seq = sid >> 64, sid & U64
         if tail is None:
-            names = (fields[0],) if nf == 1 else tuple(fields[0::2])
+            names = tuple(fields[0::2])
             tail = _Node(names)
             tail.ms0, tail.seq0 = ms, seq
             nodes.append(tail)
             self._firsts.append(sid)
             size += 4  # ms and seq deltas are 0
         else:
-            master = tail.master
-            if nf == 1:
-                names = master if len(master) == 1 and master[0] == name else (name,)
-            else:
-                names = tuple(fields[0::2])
-                if names == master:
-                    names = master  # share the tuple; identity marks "same fields"
+            names = tuple(fields[0::2])
+            if names == tail.master:
+                names = tail.master  # share the tuple; identity marks "same fields"
             dms = ms - tail.ms0
             dseq = seq - tail.seq0
             size += 2 if 0 <= dms < 128 else _int_size(
@@ -348,13 +351,9 @@ class Stream:
                 tail.ms.append(ms)
                 tail.seq.append(seq)
                 data, offs = tail.data, tail.offs
-                if nf == 1:
-                    data += value
+                for k in range(1, 2 * nf, 2):
+                    data += fields[k]
                     offs.append(len(data))
-                else:
-                    for k in range(1, 2 * nf, 2):
-                        data += fields[k]
-                        offs.append(len(data))
                 tail.live += 1
                 tail.body += size
                 tail.last = sid
@@ -578,20 +577,7 @@ class Stream:
                     # No tombstones, one schema: every slot in [j, stop) is an entry.
                     if count > 0 and stop - j > count - len(out):
                         stop = j + count - len(out)
-                    if len(node.master) == 1:
-                        name = node.master[0]
-                        offs, data = node.offs, node.data
-                        frozen = type(data) is bytes
-                        a = offs[j - 1] if j else 0
-                        for k in range(j, stop):
-                            b = offs[k]
-                            value = data[a:b]
-                            out.append(((ms[k] << 64) | seq[k],
-                                        [name, value if frozen else bytes(value)]))
-                            a = b
-                    else:
-                        for k in range(j, stop):
-                            out.append(((ms[k] << 64) | seq[k], node.fields(k)))
+                    out += node.entries(j, stop)
                     if len(out) == count:
                         return out
                 else:
