@@ -49,6 +49,23 @@ def test_sorted_ids_matches_a_sorted_set_under_random_operations():
         assert list(s.irange(lo, hi)) == [x for x in sorted(model) if lo <= x <= hi]
 
 
+def test_sorted_ids_batches_of_new_maxima_keep_blocks_bounded():
+    rng = random.Random(3)
+    s, model, top = SortedIds(), [], 0
+    for _ in range(300):
+        if model and rng.random() < 0.3:
+            x = model.pop(rng.randrange(len(model)))
+            assert s.discard(x)
+        else:
+            batch = list(range(top + 1, top + 1 + rng.choice([1, 5, 100, 700, 1500])))
+            top = batch[-1]
+            s.extend_new(batch)
+            model += batch
+    assert list(s) == model and len(s) == len(model)
+    assert all(0 < len(sub) <= 512 for sub in s._lists)
+    assert s._maxes == [sub[-1] for sub in s._lists]
+
+
 def test_sorted_ids_tail_appends_split_into_blocks_and_copy_is_independent():
     s = SortedIds()
     for i in range(2000):

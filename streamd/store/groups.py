@@ -61,38 +61,26 @@ class SortedIds:
         """Insert ``x``; the caller guarantees it is absent."""
         maxes = self._maxes
         if maxes and x > maxes[-1]:  # the common case: a new largest ID
-            sub = self._lists[-1]
+            i = len(maxes) - 1
+            sub = self._lists[i]
             sub.append(x)
-            maxes[-1] = x
-            self._len += 1
-            if len(sub) > 2 * _LOAD:
-                half = sub[_LOAD:]
-                del sub[_LOAD:]
-                maxes[-1] = sub[-1]
-                self._lists.append(half)
-                maxes.append(half[-1])
-            return
-        if not maxes:
+        elif not maxes:
             self._lists.append([x])
             maxes.append(x)
             self._len = 1
             return
-        i = bisect_left(maxes, x)
-        if i == len(maxes):
-            i -= 1
-            sub = self._lists[i]
-            sub.append(x)
-            maxes[i] = x
         else:
-            sub = self._lists[i]
-            insort(sub, x)
+            i = bisect_left(maxes, x)
+            if i == len(maxes):
+                i -= 1
+                sub = self._lists[i]
+                sub.append(x)
+            else:
+                sub = self._lists[i]
+                insort(sub, x)
+        maxes[i] = sub[-1]
         self._len += 1
-        if len(sub) > 2 * _LOAD:
-            half = sub[_LOAD:]
-            del sub[_LOAD:]
-            maxes[i] = sub[-1]
-            self._lists.insert(i + 1, half)
-            maxes.insert(i + 1, half[-1])
+        self._split(i)
 
     def extend_new(self, xs: list[int]) -> None:
         """Add ascending ``xs``, all larger than every member (a batch of deliveries)."""
@@ -106,41 +94,45 @@ class SortedIds:
             sub = list(xs)
             lists.append(sub)
             maxes.append(0)
+        maxes[-1] = sub[-1]
+        self._len += len(xs)
+        self._split(len(lists) - 1)
+
+    def _split(self, i: int) -> None:
+        """Keep sublist ``i`` within 2 * _LOAD by moving its tail, _LOAD at a time, into
+        new sublists right after it."""
+        lists, maxes = self._lists, self._maxes
+        sub = lists[i]
         while len(sub) > 2 * _LOAD:
             half = sub[_LOAD:]
             del sub[_LOAD:]
-            maxes[-1] = sub[-1]
-            lists.append(half)
-            maxes.append(0)
+            maxes[i] = sub[-1]
+            i += 1
+            lists.insert(i, half)
+            maxes.insert(i, half[-1])
             sub = half
-        maxes[-1] = sub[-1]
-        self._len += len(xs)
 
     def discard(self, x: int) -> bool:
         lists = self._lists
         if lists and lists[0][0] == x:  # acknowledging the oldest: the usual case
-            sub = lists[0]
-            del sub[0]
-            self._len -= 1
-            if not sub:
-                del lists[0]
-                del self._maxes[0]
-            return True
-        maxes = self._maxes
-        i = bisect_left(maxes, x)
-        if i == len(maxes):
-            return False
-        sub = self._lists[i]
-        j = bisect_left(sub, x)
-        if j == len(sub) or sub[j] != x:
-            return False
+            i = j = 0
+        else:
+            maxes = self._maxes
+            i = bisect_left(maxes, x)
+            if i == len(maxes):
+                return False
+            sub = lists[i]
+            j = bisect_left(sub, x)
+            if j == len(sub) or sub[j] != x:
+                return False
+        sub = lists[i]
         del sub[j]
         self._len -= 1
         if sub:
-            maxes[i] = sub[-1]
+            self._maxes[i] = sub[-1]
         else:
-            del self._lists[i]
-            del maxes[i]
+            del lists[i]
+            del self._maxes[i]
         return True
 
     def first(self) -> int | None:
