@@ -19,8 +19,8 @@ from . import errors as E
 from .args import LLONG_MAX, parse_int
 from .blocking import Block
 from .errors import CommandError
-from .streams import (entries_reply, entry_reply, get_stream, interval_id, new_stream, parse_ids_block,
-                      parse_read_args, strict_id)
+from .streams import (entries_reply, entry_reply, get_stream, interval_id, new_stream,
+                      parse_ids_block, parse_read_args, strict_id)
 from .table import TABLE, block, command, integer, key, oneof, string, token
 
 FATAL_COUNT = LLONG_MAX  # delivery count XNACK FATAL sets: "never retry"
@@ -417,14 +417,8 @@ def xack(ctx, argv):
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         return 0  # before the IDs are even validated, as Redis does
-    if len(argv) == 4:  # the usual single ID
-        n = 1 if g.ack(strict_id(argv[3])) else 0
-    else:
-        ids = [strict_id(x) for x in argv[3:]]  # all or nothing
-        n = 0
-        for sid in ids:
-            if g.ack(sid):
-                n += 1
+    ids = [strict_id(x) for x in argv[3:]]  # all or nothing
+    n = sum(map(g.ack, ids))
     if n:
         ctx.db.modified(argv[1], n)
     return n

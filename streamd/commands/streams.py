@@ -64,7 +64,7 @@ def entry_reply(sid: int, fields: list) -> list:
 
 def entries_reply(pairs) -> Entries:
     """``(id, fields)`` pairs as the entries array of a stream read."""
-    return Entries([(b"%d-%d" % (sid >> 64, sid & U64), f) for sid, f in pairs])
+    return Entries([(format_id(sid), f) for sid, f in pairs])
 
 
 def default_trim_limit(ctx) -> int:

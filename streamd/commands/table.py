@@ -200,6 +200,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     """
     if keyword_keys:
         flags += " movablekeys"
+    keyword, keyword_from, keyword_limit = keyword_keys or ("", 0, 0)
     flagset = frozenset(flags.split())
     cats = []
     if "write" in flagset:
@@ -218,9 +219,8 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     def register(handler):
         cmd = Command(name=name.lower(), handler=handler, arity=arity, flags=flagset,
                       first_key=keys[0], last_key=keys[1], step=keys[2],
-                      key_keyword=keyword_keys[0] if keyword_keys else "",
-                      keyword_from=keyword_keys[1] if keyword_keys else 0,
-                      keyword_limit=keyword_keys[2] if keyword_keys else 0, group=group,
+                      key_keyword=keyword, keyword_from=keyword_from,
+                      keyword_limit=keyword_limit, group=group,
                       since=since, summary=summary, complexity=complexity,
                       arguments=tuple(args), categories=tuple(cats), doc_flags=doc_flags)
         if "|" in cmd.name:

@@ -269,7 +269,7 @@ class RequestReader:
         self._consumed += consumed
         pending = sum(map(len, chunks)) - self._consumed
         if pending == 0:
-            self._chunks.clear()
+            chunks.clear()
             self._consumed = 0
         elif pending > INLINE_MAX + 8 and not hi.has_data():
             # Only a non-canonical encoding (e.g. '*02') can get the byte count wrong;

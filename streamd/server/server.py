@@ -344,8 +344,6 @@ class Server:
                 pass
 
 
-
-
 def banner(config: Config) -> str:
     return (f"streamd {__version__} (Redis API {REDIS_VERSION}) starting, pid={os.getpid()}, "
             f"port={config['port']}")
