@@ -76,16 +76,7 @@ def encode(value, out: bytearray, resp: int = 2) -> None:
             out += _BULK_HDR[len(sid)]  # an ID is at most 41 bytes
             out += sid
             out += _CRLF
-            if type(fields) is list:
-                n = len(fields)
-                out += _ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n
-                for item in fields:
-                    n = len(item)
-                    out += _BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n
-                    out += item
-                    out += _CRLF
-            else:
-                encode(fields, out, resp)
+            encode(fields, out, resp)  # a flat array of bulk strings, or a null
     elif t is int:
         out += _INT_CACHE[value] if 0 <= value < 1024 else b":%d\r\n" % value
     elif value is None:
