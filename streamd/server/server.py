@@ -341,6 +341,8 @@ class Server:
             try:
                 self.loop.add_signal_handler(sig, self.shutdown, name)
             except (NotImplementedError, RuntimeError, ValueError):
+                # Not the main thread (an in-process server in tests) or no signal support
+                # on this platform: SHUTDOWN still stops the server.
                 pass
 
 
