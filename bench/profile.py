@@ -1,9 +1,10 @@
 """Profile streamd's hot path under a pipelined load with py-spy.
 
-    python -m bench.profile [--load xadd|xadd512|idmp|ping|xrange] [--seconds 15] [--svg]
+    python -m bench.profile [--load xadd|xadd512|idmp|ping|xrange|readgroup] [--seconds 15]
+                            [--svg]
 
-Starts streamd, drives it with redis-benchmark (50 clients x P16) or the Python IDMP
-generator, samples it with ``py-spy record --format raw`` and prints the top frames by own
+Starts streamd, drives it with redis-benchmark (50 clients x P16), the Python IDMP
+generator or the one-consumer XREADGROUP + XACK loop, samples it with ``py-spy record --format raw`` and prints the top frames by own
 time and by inclusive time. Files go to bench/results/tmp/ (not committed).
 """
 
@@ -104,6 +105,18 @@ def _drive(port: int, load: str, seconds: float, stop: threading.Event) -> None:
             return batch
         loadgen.pipelined(port, 50, 16, factory, seconds)
         return
+    if load == "readgroup":
+        # One consumer, as in the bench workload; rewinding the group re-delivers the
+        # (acknowledged) entries, so the load never runs dry.
+        key = b"bench:prof"
+        end = time.monotonic() + seconds
+        with Conn(port) as c:
+            load_stream(c, key, 200_000, b"12345678", explicit_ids=True)
+            c.call(b"XGROUP", b"CREATE", key, b"g", b"0")
+            while time.monotonic() < end and not stop.is_set():
+                loadgen.readgroup_ack(port, key, b"g", 200_000, end - time.monotonic())
+                c.call(b"XGROUP", b"SETID", key, b"g", b"0")
+        return
     args = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", "50", "-P", "16",
             "-n", "100000000", "-q", "-r", "99990"] + LOADS[load]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -116,7 +129,7 @@ def _drive(port: int, load: str, seconds: float, stop: threading.Event) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.profile")
-    ap.add_argument("--load", choices=sorted([*LOADS, "idmp"]), default="xadd")
+    ap.add_argument("--load", choices=sorted([*LOADS, "idmp", "readgroup"]), default="xadd")
     ap.add_argument("--seconds", type=float, default=15.0)
     ap.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
     ap.add_argument("--top", type=int, default=25)
