@@ -7,7 +7,7 @@ import pytest
 
 from streamd.protocol.encoder import to_bytes
 from streamd.protocol.replies import (
-    NULL_ARRAY, ErrorReply, Map, Push, Raw, SetReply, Simple, Verbatim)
+    NULL_ARRAY, Entries, ErrorReply, Map, Push, Raw, SetReply, Simple, Verbatim)
 
 SAME = [
     (b"abc", b"$3\r\nabc\r\n"),
@@ -60,3 +60,20 @@ def test_nested_nulls_follow_the_protocol():
 def test_unknown_types_are_rejected():
     with pytest.raises(TypeError):
         to_bytes(object())
+
+
+def test_entries_pairs_and_runs_encode_as_nested_arrays():
+    big = b"v" * 1500
+    value = Entries([
+        (b"1-0", [b"f", b"x"]),
+        ((5, 5), (0, 7), (b"f",), [b"", big]),  # a one-field run
+        ((6,), (1,), (b"a", b"bb"), [b"1", b"22"]),  # a multi-field run
+        (b"7-0", NULL_ARRAY),  # an entry deleted since delivery
+    ], 5)
+    want = [[b"1-0", [b"f", b"x"]], [b"5-0", [b"f", b""]], [b"5-7", [b"f", big]],
+            [b"6-1", [b"a", b"1", b"bb", b"22"]]]
+    for resp in (2, 3):
+        null = b"*-1\r\n" if resp == 2 else b"_\r\n"
+        # The four entries as plain nested arrays, then the deleted one; "*4" becomes "*5".
+        body = to_bytes(want, resp)[len(b"*4"):]
+        assert to_bytes(value, resp) == b"*5" + body + b"*2\r\n$3\r\n7-0\r\n" + null

@@ -13,6 +13,8 @@ from hypothesis import settings, strategies as st
 from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant, precondition,
                                  rule)
 
+from streamd.commands.streams import runs_reply
+from streamd.protocol.encoder import to_bytes
 from streamd.store.stream import Stream, _str_size
 from streamd.store.streamid import MAX_ID, U64, make_id
 
@@ -509,6 +511,10 @@ class StreamModel(RuleBasedStateMachine):
         if count >= 0:
             want = want[:count]
         assert self.s.range(start, end, count, reverse) == [(sid, f) for sid, f in want]
+        if not reverse:
+            # The runs a forward read replies with encode exactly as the entries would.
+            wire = to_bytes([[b"%d-%d" % (sid >> 64, sid & U64), f] for sid, f in want])
+            assert to_bytes(runs_reply(self.s.runs(start, end, count))) == wire
 
     @invariant()
     def counters_match(self):

@@ -20,7 +20,7 @@ from .args import LLONG_MAX, parse_int
 from .blocking import Block
 from .errors import CommandError
 from .streams import (entries_reply, entry_reply, get_stream, interval_id, new_stream,
-                      parse_ids_block, parse_read_args, strict_id)
+                      parse_ids_block, parse_read_args, runs_reply, strict_id)
 from .table import TABLE, block, command, integer, key, oneof, string, token
 
 FATAL_COUNT = LLONG_MAX  # delivery count XNACK FATAL sets: "never retry"
@@ -359,13 +359,16 @@ def xreadgroup(ctx, argv):
                 consumer.active_time = now
         room = a.count - len(entries) if a.count else -1
         if room and s.length and s.last_live_id() > g.last_id:
-            new = s.range(g.last_id + 1, MAX_ID, room)
-            g.deliver_new(s, consumer, [sid for sid, _ in new], now, a.noack)
             if a.claim is not None:
+                new = s.range(g.last_id + 1, MAX_ID, room)
+                sids = [sid for sid, _ in new]
                 entries += [[format_id(sid), fields, 0, 0] for sid, fields in new]
             else:
-                entries = entries_reply(new)
-            if new and not a.noack:
+                runs = s.runs(g.last_id + 1, MAX_ID, room)
+                sids = [(m << 64) | q for run in runs for m, q in zip(run[0], run[1])]
+                entries = runs_reply(runs)
+            g.deliver_new(s, consumer, sids, now, a.noack)
+            if sids and not a.noack:
                 consumer.active_time = now
         if entries:
             db.modified(k)

@@ -67,6 +67,11 @@ def entries_reply(pairs) -> Entries:
     return Entries([(format_id(sid), f) for sid, f in pairs])
 
 
+def runs_reply(runs: list) -> Entries:
+    """The runs of ``Stream.runs`` as the entries array of a stream read."""
+    return Entries(runs, sum([len(run[0]) for run in runs]))
+
+
 def default_trim_limit(ctx) -> int:
     """LIMIT used by `~` trimming when none is given: 100 nodes' worth, within bounds."""
     limit = 100 * ctx.config["stream-node-max-entries"]
@@ -366,7 +371,9 @@ def _range_command(ctx, argv, rev: bool):
         return []
     if count == 0:
         return NULL_ARRAY
-    return entries_reply(s.range(start, end, count, rev))
+    if rev:
+        return entries_reply(s.range(start, end, count, True))
+    return runs_reply(s.runs(start, end, count))
 
 
 @command("XRANGE", -4, "readonly", (1, 1, 1), group="stream", since="5.0.0",
@@ -629,8 +636,7 @@ def xread(ctx, argv):
             continue
         if s.last_live_id() <= gt:
             continue
-        entries = s.range(gt + 1, MAX_ID, limit)
-        served.append((k, entries_reply(entries)))
+        served.append((k, runs_reply(s.runs(gt + 1, MAX_ID, limit))))
     if served:
         if ctx.resp >= 3:
             return Map(served)

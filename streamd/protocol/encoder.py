@@ -29,6 +29,7 @@ _ENTRY_HDR = b"*2\r\n"
 _INT_CACHE = [b":%d\r\n" % i for i in range(1024)]
 _BULK_HDR = [b"$%d\r\n" % i for i in range(1024)]
 _ARR_HDR = [b"*%d\r\n" % i for i in range(1024)]
+_ID_HDR = [b"*2\r\n$%d\r\n" % i for i in range(48)]  # an entry's header and its ID's length
 
 
 def _format_double(value: float) -> bytes:
@@ -45,6 +46,42 @@ def _format_double(value: float) -> bytes:
 def format_double(value: float) -> bytes:
     """Format a double the way Redis prints it in bulk replies (``%.17g`` shortest form)."""
     return _format_double(value)
+
+
+def _encode_run(run: tuple, out: bytearray) -> None:
+    """Entries given as a run ``(ms, seq, names, values)`` (see ``Entries``): the field
+    names are encoded once, and the pieces of all entries are joined in one go."""
+    ms, seq, names, values = run
+    parts = []
+    put = parts.append
+    if len(names) == 1:
+        name = names[0]
+        mid = b"\r\n*2\r\n$%d\r\n%b\r\n" % (len(name), name)
+        for m, s, v in zip(ms, seq, values):
+            sid = b"%d-%d" % (m, s)
+            put(_ID_HDR[len(sid)])
+            put(sid)
+            put(mid)
+            n = len(v)
+            put(_BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n)
+            put(v)
+            put(_CRLF)
+    else:
+        mid = b"\r\n*%d\r\n" % (2 * len(names))
+        heads = [b"$%d\r\n%b\r\n" % (len(x), x) for x in names]
+        vals = iter(values)
+        for m, s in zip(ms, seq):
+            sid = b"%d-%d" % (m, s)
+            put(_ID_HDR[len(sid)])
+            put(sid)
+            put(mid)
+            for head, v in zip(heads, vals):  # stops at the last name: one entry's values
+                put(head)
+                n = len(v)
+                put(_BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n)
+                put(v)
+                put(_CRLF)
+    out += b"".join(parts)
 
 
 def encode(value, out: bytearray, resp: int = 2) -> None:
@@ -68,15 +105,18 @@ def encode(value, out: bytearray, resp: int = 2) -> None:
             else:
                 encode(item, out, resp)
     elif t is Entries:
-        items = value.items
-        n = len(items)
+        n = value.count
         out += _ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n
-        for sid, fields in items:
-            out += _ENTRY_HDR
-            out += _BULK_HDR[len(sid)]  # an ID is at most 41 bytes
-            out += sid
-            out += _CRLF
-            encode(fields, out, resp)  # a flat array of bulk strings, or a null
+        for item in value.items:
+            if len(item) == 2:
+                sid, fields = item
+                out += _ENTRY_HDR
+                out += _BULK_HDR[len(sid)]  # an ID is at most 41 bytes
+                out += sid
+                out += _CRLF
+                encode(fields, out, resp)  # a flat array of bulk strings, or a null
+            else:
+                _encode_run(item, out)
     elif t is int:
         out += _INT_CACHE[value] if 0 <= value < 1024 else b":%d\r\n" % value
     elif value is None:

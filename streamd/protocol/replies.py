@@ -54,18 +54,23 @@ class Map:
 
 
 class Entries:
-    """Stream entries, the body of every stream read: ``items`` is a list of ``(id,
-    fields)`` pairs, ``id`` bytes and ``fields`` a flat list of bytes (or another reply
-    value, e.g. a null for an entry deleted since delivery). Encodes as an array of ``[id,
-    [field, value, ...]]``, the same in RESP2 and RESP3, without per-element dispatch."""
+    """Stream entries, the body of every stream read, encoded as an array of ``[id, [field,
+    value, ...]]`` (the same in RESP2 and RESP3) without per-element dispatch.
 
-    __slots__ = ("items",)
+    ``items`` holds pairs and runs, in reply order. A pair is ``(id, fields)``: ``id`` bytes,
+    ``fields`` a flat list of bytes or another reply value (a null for an entry deleted
+    since delivery). A run is ``(ms, seq, names, values)``: consecutive entries with IDs
+    ``ms[i]-seq[i]`` and the field names ``names``, ``len(names)`` values per entry in the
+    flat ``values``. ``count`` is the number of entries."""
 
-    def __init__(self, items: list):
+    __slots__ = ("items", "count")
+
+    def __init__(self, items: list, count: int | None = None):
         self.items = items
+        self.count = len(items) if count is None else count
 
     def __len__(self) -> int:
-        return len(self.items)
+        return self.count
 
     def __repr__(self):
         return f"Entries({self.items!r})"

@@ -174,23 +174,61 @@ class _Node:
             a = b
         return out
 
-    def entries(self, j: int, stop: int) -> list:
-        """(id, fields) of slots ``j .. stop-1``, which the caller knows are live and use
-        the master schema (a node without tombstones or odd slots): a range read's bulk."""
-        ms, seq, names = self.ms, self.seq, self.master
-        if len(names) != 1:
-            return [((ms[k] << 64) | seq[k], self.fields(k)) for k in range(j, stop)]
-        # One field: slice the values straight out of the buffer.
-        name, offs, data = names[0], self.offs, self.data
-        frozen = type(data) is bytes
+    def _vindex(self, j: int) -> int:
+        """Index in ``offs`` of slot j's first value (``len(offs)`` past the last slot)."""
+        if j >= len(self.ms):
+            return len(self.offs)
+        return self.vstart[j] if self.vstart is not None else j * len(self.master)
+
+    def values(self, first: int, stop: int) -> list:
+        """Stored values ``first .. stop-1`` (value indices) as bytes."""
+        offs, data = self.offs, self.data
+        a = offs[first - 1] if first else 0
+        if type(data) is not bytes:  # the tail's growing buffer: copy the span once
+            base = a
+            data = bytes(data[base:offs[stop - 1]]) if stop > first else b""
+            a = 0
+            out = []
+            for b in offs[first:stop]:
+                b -= base
+                out.append(data[a:b])
+                a = b
+            return out
         out = []
-        a = offs[j - 1] if j else 0
-        for k in range(j, stop):
-            b = offs[k]
-            value = data[a:b]
-            out.append(((ms[k] << 64) | seq[k], [name, value if frozen else bytes(value)]))
+        for b in offs[first:stop]:
+            out.append(data[a:b])
             a = b
         return out
+
+    def runs(self, j: int, stop: int, left: int, out: list) -> int:
+        """Append to ``out`` the live slots of ``j .. stop-1``, at most ``left`` of them (< 0:
+        all), as runs ``(ms, seq, names, values)`` of consecutive slots that share field
+        names; returns how many entries were added."""
+        master, dead, odd = self.master, self.dead, self.odd
+        if dead is None and odd is None:
+            # The usual node: one run, values contiguous from slot j on.
+            if 0 < left < stop - j:
+                stop = j + left
+            n = len(master)
+            out.append((self.ms[j:stop], self.seq[j:stop], master,
+                        self.values(j * n, stop * n)))
+            return stop - j
+        added = 0
+        k = j
+        while k < stop and added != left:
+            if dead is not None and dead[k]:
+                k += 1
+                continue
+            names = master if odd is None else odd.get(k, master)
+            e = k + 1
+            while (e < stop and added + e - k != left and (dead is None or not dead[e])
+                   and (odd is None or odd.get(e, master) == names)):
+                e += 1
+            out.append((self.ms[k:e], self.seq[k:e], names,
+                        self.values(self._vindex(k), self._vindex(e))))
+            added += e - k
+            k = e
+        return added
 
     def append(self, sid: int, names: tuple, values: list, elem_bytes: int) -> None:
         if type(self.data) is bytes:  # a sealed node became the tail again
@@ -553,6 +591,34 @@ class Stream:
                         return node.id_at(j)
         return 0
 
+    def runs(self, start: int, end: int, count: int = -1) -> list:
+        """Live entries with start <= id <= end, ascending, at most ``count`` (-1 = all), as
+        runs ``(ms, seq, names, values)``: consecutive entries with IDs ``ms[i]-seq[i]``
+        that share the field names ``names``, ``len(names)`` values per entry in ``values``.
+        The compact form of a forward read, for replies built straight from it."""
+        out: list = []
+        nodes = self._nodes
+        if start > end or count == 0 or not nodes:
+            return out
+        ni = bisect_right(self._firsts, start) - 1
+        if ni < 0:
+            ni, j = 0, 0
+        else:
+            j = nodes[ni].lower_bound(start)
+        left = count
+        for ni in range(ni, len(nodes)):
+            node = nodes[ni]
+            n = len(node.ms)
+            stop = n if node.last <= end else node.lower_bound(end + 1)
+            if j < stop:
+                left -= node.runs(j, stop, left, out)
+                if left == 0:
+                    break
+            if stop < n:
+                break
+            j = 0
+        return out
+
     def range(self, start: int, end: int, count: int = -1, reverse: bool = False) -> list:
         """Live entries with start <= id <= end as (id, fields), ascending unless reverse;
         at most ``count`` (-1 = unlimited)."""
@@ -560,37 +626,22 @@ class Stream:
         nodes = self._nodes
         if start > end or count == 0 or not nodes:
             return out
-        firsts = self._firsts
         if not reverse:
-            ni = bisect_right(firsts, start) - 1
-            if ni < 0:
-                ni, j = 0, 0
-            else:
-                j = nodes[ni].lower_bound(start)
-            nn = len(nodes)
-            while ni < nn:
-                node = nodes[ni]
-                ms, seq, dead = node.ms, node.seq, node.dead
-                n = len(ms)
-                stop = n if node.last <= end else node.lower_bound(end + 1)
-                if dead is None and node.odd is None:
-                    # No tombstones, one schema: every slot in [j, stop) is an entry.
-                    if count > 0 and stop - j > count - len(out):
-                        stop = j + count - len(out)
-                    out += node.entries(j, stop)
-                    if len(out) == count:
-                        return out
+            for ms, seq, names, values in self.runs(start, end, count):
+                n = len(names)
+                if n == 1:
+                    name = names[0]
+                    out += [((m << 64) | q, [name, v]) for m, q, v in zip(ms, seq, values)]
                 else:
-                    for k in range(j, stop):
-                        if dead is None or not dead[k]:
-                            out.append(((ms[k] << 64) | seq[k], node.fields(k)))
-                            if len(out) == count:
-                                return out
-                if stop < n:
-                    return out
-                ni += 1
-                j = 0
+                    at = 0
+                    for m, q in zip(ms, seq):
+                        fields = [None] * (2 * n)
+                        fields[0::2] = names
+                        fields[1::2] = values[at:at + n]
+                        out.append(((m << 64) | q, fields))
+                        at += n
             return out
+        firsts = self._firsts
         ni = bisect_right(firsts, end) - 1
         if ni < 0:
             return out
