@@ -420,8 +420,11 @@ def xack(ctx, argv):
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         return 0  # before the IDs are even validated, as Redis does
-    ids = [strict_id(x) for x in argv[3:]]  # all or nothing
-    n = sum(map(g.ack, ids))
+    if len(argv) == 4:  # the usual single ID: no list to build
+        n = 1 if g.ack(strict_id(argv[3])) else 0
+    else:
+        ids = [strict_id(x) for x in argv[3:]]  # all or nothing
+        n = sum(map(g.ack, ids))
     if n:
         ctx.db.modified(argv[1], n)
     return n
