@@ -111,8 +111,9 @@ def new_stream(ctx) -> Stream:
 class AddTrimArgs:
     """Options shared by XADD and XTRIM, parsed in the order Redis's parser uses.
 
-    Defaults live on the class, so a plain ``XADD key * ...`` allocates nothing per call
-    (it shares ``_PLAIN_XADD``) and an instance only stores the options it was given.
+    Defaults live on the class and options that come from argv are stored as positions,
+    so the common XADD shapes share one constant instance each (``_PLAIN_XADD``,
+    ``_IDMP_XADD``, ``_IDMPAUTO_XADD``) and an instance only stores the options it was given.
     """
 
     maxlen: int | None = None  # MAXLEN threshold
@@ -124,16 +125,25 @@ class AddTrimArgs:
     strategy = KEEPREF  # deletion strategy of the trimming
     nomkstream = False
     idmp = False  # IDMP or IDMPAUTO given
-    idmp_pid: bytes | None = None  # IDMP / IDMPAUTO producer
-    idmp_iid: bytes | None = None  # IDMP iid (None with IDMPAUTO)
+    idmp_pos = 0  # argv index of the IDMP / IDMPAUTO pid (the IDMP iid follows it)
     idmp_auto = False
     id_pos = 0  # argv index of the ID (XADD)
     id_arg = b""
     trim_arg_pos = 0  # argv index of the threshold
 
 
-_PLAIN_XADD = AddTrimArgs()  # `XADD key * field value ...`: no options (never mutated)
-_PLAIN_XADD.id_pos, _PLAIN_XADD.id_arg = 2, b"*"
+def _shape(**options) -> AddTrimArgs:
+    a = AddTrimArgs()
+    for name, value in options.items():
+        setattr(a, name, value)
+    return a
+
+
+# The shapes XADD takes on almost every call, shared and never mutated: no per-call parse.
+_PLAIN_XADD = _shape(id_pos=2, id_arg=b"*")  # XADD key * field value ...
+_IDMP_XADD = _shape(idmp=True, idmp_pos=3, id_pos=5, id_arg=b"*")  # ... IDMP pid iid * ...
+_IDMPAUTO_XADD = _shape(idmp=True, idmp_auto=True, idmp_pos=3, id_pos=4,
+                        id_arg=b"*")  # ... IDMPAUTO pid * ...
 
 
 def parse_add_trim(ctx, argv: list[bytes], xadd: bool) -> AddTrimArgs:
@@ -185,7 +195,7 @@ def parse_add_trim(ctx, argv: list[bytes], xadd: bool) -> AddTrimArgs:
             i += 1
             if not argv[i]:
                 raise CommandError(E.STREAM_IDMPAUTO_EMPTY_PID)
-            a.idmp_pid, a.idmp_auto, a.idmp = argv[i], True, True
+            a.idmp_pos, a.idmp_auto, a.idmp = i, True, True
         elif xadd and up == b"IDMP" and more >= 2:
             if a.idmp:
                 raise CommandError(E.STREAM_IDMP_TWICE)
@@ -193,7 +203,7 @@ def parse_add_trim(ctx, argv: list[bytes], xadd: bool) -> AddTrimArgs:
                 raise CommandError(E.STREAM_IDMP_EMPTY_PID)
             if not argv[i + 2]:
                 raise CommandError(E.STREAM_IDMP_EMPTY_IID)
-            a.idmp_pid, a.idmp_iid, a.idmp = argv[i + 1], argv[i + 2], True
+            a.idmp_pos, a.idmp = i + 1, True
             i += 2
         elif xadd:
             # Anything else must be the ID; a bad one is reported as an invalid ID.
@@ -228,15 +238,9 @@ def _idmp_only(argv: list[bytes], opt: bytes) -> AddTrimArgs | None:
     None for anything else, which the full parser handles (and reports)."""
     n = len(argv)
     if n >= 8 and argv[5] == b"*" and argv[3] and argv[4] and opt.upper() == b"IDMP":
-        a = AddTrimArgs()
-        a.idmp, a.idmp_pid, a.idmp_iid = True, argv[3], argv[4]
-        a.id_pos, a.id_arg = 5, b"*"
-        return a
+        return _IDMP_XADD
     if n >= 7 and argv[4] == b"*" and argv[3] and opt.upper() == b"IDMPAUTO":
-        a = AddTrimArgs()
-        a.idmp, a.idmp_pid, a.idmp_auto = True, argv[3], True
-        a.id_pos, a.id_arg = 4, b"*"
-        return a
+        return _IDMPAUTO_XADD
     return None
 
 
@@ -307,8 +311,9 @@ def xadd(ctx, argv):
         state = s.idmp
         if state is None:
             state = s.idmp = new_idmp_state(ctx)
-        iid = auto_iid(fields) if a.idmp_auto else a.idmp_iid
-        dup = state.lookup(a.idmp_pid, iid)
+        pid = argv[a.idmp_pos]
+        iid = auto_iid(fields) if a.idmp_auto else argv[a.idmp_pos + 1]
+        dup = state.lookup(pid, iid)
         if dup is not None:
             db.modified(k)  # Redis 8.6.2+: a duplicate counts as a write (WATCH, dirty)
             return format_id(dup)
@@ -334,7 +339,7 @@ def xadd(ctx, argv):
     config = ctx.config.values
     s.append(sid, fields, config["stream-node-max-entries"], config["stream-node-max-bytes"])
     if a.idmp:
-        state.record(a.idmp_pid, iid, sid)
+        state.record(pid, iid, sid)
     if a.trims:
         _trim(ctx, s, a)
     if not created:
