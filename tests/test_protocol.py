@@ -61,6 +61,9 @@ def test_inline_and_multibulk_mixed(raw):
     (b"*1\r\n$600000000\r\n", b"invalid bulk length"),
     (b"*1\r\nxyz\r\n", b"expected '$', got 'x'"),
     (b"*2\r\n$4\r\nECHO\r\n:1\r\n", b"expected '$', got ':'"),
+    # Elements hiredis reads as plain strings: still not bulk strings.
+    (b"*1\r\n+PING\r\n", b"expected '$', got '+'"),
+    (b"*2\r\n$4\r\nECHO\r\n+hello\r\n", b"expected '$', got '+'"),
     (b'ECHO "unterminated\r\n', b"unbalanced quotes in request"),
 ])
 def test_protocol_errors_close_the_connection(raw, data, message):
@@ -79,6 +82,14 @@ def test_commands_before_a_protocol_error_still_run(raw):
     c.send(b"*1\r\n$4\r\nPING\r\n*1\r\nx\r\n")
     assert c.read_reply() == b"+PONG\r\n"
     assert c.read_reply() == b"-ERR Protocol error: expected '$', got 'x'\r\n"
+    assert c.is_closed()
+
+
+def test_commands_before_a_simple_string_element_still_run(raw):
+    c = raw()
+    c.send(b"*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n+x\r\n*1\r\n$4\r\nPING\r\n")
+    assert c.read_reply() == b"+PONG\r\n"
+    assert c.read_reply() == b"-ERR Protocol error: expected '$', got '+'\r\n"
     assert c.is_closed()
 
 

@@ -234,6 +234,7 @@ class RequestReader:
             return self._feed_py(data, out)
         hi = self._hi
         hi.feed(data)
+        start = len(out)
         chunks = self._chunks
         chunks.append(data)
         consumed = 0
@@ -266,8 +267,14 @@ class RequestReader:
         if consumed == len(data) and len(chunks) == 1:
             chunks.clear()  # the read ended on a request boundary: the usual case
             return out
+        pending = sum(map(len, chunks)) - self._consumed - consumed
+        if pending < 0:
+            # More bytes counted than were read: hiredis took an element shorter than its
+            # bulk form, a simple string ('+x') Redis does not accept in a request. Drop
+            # what this read parsed; the exact parser re-reads it and stops at the error.
+            del out[start:]
+            return self._fallback(out)
         self._consumed += consumed
-        pending = sum(map(len, chunks)) - self._consumed
         if pending == 0:
             chunks.clear()
             self._consumed = 0
