@@ -9,6 +9,8 @@ Redis's exact text. A request split at any byte boundary parses the same as one 
 
 from __future__ import annotations
 
+from itertools import chain
+
 import hiredis
 
 INLINE_MAX = 64 * 1024  # PROTO_INLINE_MAX_SIZE
@@ -237,32 +239,36 @@ class RequestReader:
         start = len(out)
         chunks = self._chunks
         chunks.append(data)
-        consumed = 0
+        extra = 0  # bytes of '*0' / '*-1', which yield no request
+        gets, put = hi.gets, out.append
         try:
             while True:
-                req = hi.gets()
-                if req is False:
-                    break
+                req = gets()
                 if type(req) is list and req:
-                    # One C-level pass both sizes the request and proves every element is
-                    # a bulk string: bytes.__len__ raises TypeError for the integers,
-                    # nested arrays, nulls and errors hiredis also parses.
-                    try:
-                        consumed += _MB_SIZE[len(req)] + sum(
-                            map(_BULK_SIZE.__getitem__, map(bytes.__len__, req)))
-                    except IndexError:  # 1024+ arguments or an 8 KiB+ argument
-                        if not _ONLY_BYTES >= set(map(type, req)):
-                            raise ValueError("not a request") from None
-                        consumed += _encoded_size(req)
-                    out.append(req)
+                    put(req)
+                elif req is False:
+                    break
                 elif req == []:
-                    consumed += 4  # '*0\r\n' is skipped, as Redis does
+                    extra += 4  # '*0\r\n' is skipped, as Redis does
                 elif req is None:
-                    consumed += 5  # '*-1\r\n'
+                    extra += 5  # '*-1\r\n'
                 else:
                     raise ValueError("not a request")
+            new = out[start:] if start else out
+            try:
+                # One C-level pass over every element of the read both sizes the requests
+                # and proves each element a bulk string: bytes.__len__ raises TypeError
+                # for the integers, nested arrays, nulls and errors hiredis also parses.
+                consumed = extra + sum(map(_MB_SIZE.__getitem__, map(len, new))) + sum(
+                    map(_BULK_SIZE.__getitem__, map(bytes.__len__, chain.from_iterable(new))))
+            except IndexError:  # 1024+ arguments or an 8 KiB+ argument
+                if not _ONLY_BYTES >= set(map(type, chain.from_iterable(new))):
+                    raise ValueError("not a request") from None
+                consumed = extra + sum(map(_encoded_size, new))
         except (hiredis.ProtocolError, ValueError, TypeError):
-            self._consumed += consumed
+            # The exact parser re-reads this read from its start and stops at the error,
+            # keeping the requests before it (Redis runs those first).
+            del out[start:]
             return self._fallback(out)
         if consumed == len(data) and len(chunks) == 1:
             chunks.clear()  # the read ended on a request boundary: the usual case
