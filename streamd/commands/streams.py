@@ -37,6 +37,9 @@ def get_stream(db, k: bytes) -> Stream | None:
 
 def strict_id(arg: bytes) -> int:
     """An ID where ``-`` and ``+`` are not allowed; incomplete IDs get seq 0."""
+    ms, dash, seq = arg.partition(b"-")
+    if dash and ms.isdigit() and seq.isdigit() and len(ms) < 20 and len(seq) < 20:
+        return (int(ms) << 64) | int(seq)  # "ms-seq" as replies show it: one call less
     sid = parse_id(arg, strict=True)
     if sid is None:
         raise CommandError(E.STREAM_INVALID_ID)

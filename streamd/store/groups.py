@@ -128,11 +128,11 @@ class SortedIds:
         sub = lists[i]
         del sub[j]
         self._len -= 1
-        if sub:
-            self._maxes[i] = sub[-1]
-        else:
+        if not sub:
             del lists[i]
             del self._maxes[i]
+        elif j == len(sub):  # the sublist's maximum went
+            self._maxes[i] = sub[-1]
         return True
 
     def first(self) -> int | None:
@@ -380,7 +380,11 @@ class ConsumerGroup:
         if pe.consumer is not None:
             pe.consumer.pel.discard(sid)
             pe.consumer = None
-        self._unlink(pe)
+        if pe.nacked:
+            self._unlink(pe)
+        else:  # _unlink's whole work for an entry outside the NACK zone (XACK's case)
+            pe.prev.next = pe.next
+            pe.next.prev = pe.prev
         return True
 
     ack = remove
