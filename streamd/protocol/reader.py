@@ -28,6 +28,8 @@ _NEED_MORE = object()
 # Canonical encoded sizes: '*N\r\n' headers, and '$n\r\n' + n bytes + '\r\n' per argument.
 _MB_SIZE = [3 + len(b"%d" % n) for n in range(1024)]
 _BULK_SIZE = [n + 5 + len(b"%d" % n) for n in range(8192)]
+_MB_AT, _BULK_AT, _BLEN, _chain = (_MB_SIZE.__getitem__, _BULK_SIZE.__getitem__, bytes.__len__,
+                                   chain.from_iterable)
 
 
 def _encoded_size(argv: list) -> int:
@@ -256,11 +258,16 @@ class RequestReader:
                     raise ValueError("not a request")
             new = out[start:] if start else out
             try:
-                # One C-level pass over every element of the read both sizes the requests
-                # and proves each element a bulk string: bytes.__len__ raises TypeError
-                # for the integers, nested arrays, nulls and errors hiredis also parses.
-                consumed = extra + sum(map(_MB_SIZE.__getitem__, map(len, new))) + sum(
-                    map(_BULK_SIZE.__getitem__, map(bytes.__len__, chain.from_iterable(new))))
+                # C-level passes over the elements both size the requests and prove each
+                # element a bulk string: bytes.__len__ raises TypeError for the integers,
+                # nested arrays, nulls and errors hiredis also parses. A lone request (an
+                # unpipelined client) is cheaper without chaining.
+                if len(new) == 1:
+                    req = new[0]
+                    consumed = extra + _MB_SIZE[len(req)] + sum(map(_BULK_AT, map(_BLEN, req)))
+                else:
+                    consumed = extra + sum(map(_MB_AT, map(len, new))) + sum(
+                        map(_BULK_AT, map(_BLEN, _chain(new))))
             except IndexError:  # 1024+ arguments or an 8 KiB+ argument
                 if not _ONLY_BYTES >= set(map(type, chain.from_iterable(new))):
                     raise ValueError("not a request") from None
