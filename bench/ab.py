@@ -1,0 +1,150 @@
+"""In-process A/B of the request path: the same requests through two versions of streamd.
+
+    python -m bench.ab [--base REV] [--rounds 40] [workload ...]
+
+``--base`` is a git revision (default ``HEAD``); it is compared with the working tree.
+Both versions are loaded into this one process, under different package names, each with
+its own ``Server`` and a ``Client`` whose transport discards the replies. Every round feeds
+each version the same reads, alternating which goes first, and keeps each read's fastest
+time. On a shared machine, whose speed drifts by tens of percent within seconds, this is
+what still shows a 3 % change: both versions see the same drift, and the minimum drops
+the interruptions. It measures the parse -> dispatch -> execute -> encode path, not the
+socket I/O (``python -m bench`` measures that, against Redis).
+
+Workloads: ping1 (one PING per read, as an unpipelined client sends it), ping (16 per read),
+xadd8 / xadd512 (16 XADD per read), xrange (16 XRANGE COUNT 10 per read on a 100k stream),
+readgroup (XREADGROUP COUNT 100, then its 100 XACKs in one read). Figures are µs per request
+(per entry for readgroup).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+WORKLOADS = ("ping1", "ping", "xadd8", "xadd512", "xrange", "readgroup")
+
+
+def _req(*args: bytes) -> bytes:
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
+class _Sink:
+    """A transport that accepts and drops every reply."""
+
+    def write(self, data) -> None:
+        pass
+
+    def is_closing(self) -> bool:
+        return False
+
+
+def _install(tree: Path, name: str, into: Path) -> None:
+    shutil.copytree(tree / "streamd", into / name,
+                    ignore=shutil.ignore_patterns("spark", "__pycache__"))
+
+
+def _client(pkg: str):
+    server_mod = importlib.import_module(f"{pkg}.server.server")
+    client_mod = importlib.import_module(f"{pkg}.server.client")
+    client = client_mod.Client(server_mod.Server())
+    client.transport = _Sink()
+    return client
+
+
+def _fill(client, key: bytes, n: int) -> None:
+    for i in range(0, n, 1000):
+        client.data_received(b"".join(_req(b"XADD", key, b"%d-0" % (j + 1), b"f", b"12345678")
+                                      for j in range(i, min(n, i + 1000))))
+
+
+def _workload(name: str, clients: list):
+    """(reads, requests per read, a reset run between rounds or None)."""
+    rnd = random.Random(3)
+    if name == "ping1":
+        return [_req(b"PING")] * 50, 1, None
+    if name == "ping":
+        return [_req(b"PING") * 16] * 50, 16, None
+    if name in ("xadd8", "xadd512"):
+        size = int(name[4:])
+        return ([_req(b"XADD", b"ab:x", b"*", b"f", b"x" * size) * 16] * 50, 16,
+                lambda c: c.data_received(_req(b"XTRIM", b"ab:x", b"MAXLEN", b"1000")))
+    if name == "xrange":
+        for c in clients:
+            _fill(c, b"ab:r", 100_000)
+        return ([b"".join(_req(b"XRANGE", b"ab:r", b"%d" % rnd.randrange(1, 99_980), b"+",
+                                b"COUNT", b"10") for _ in range(16)) for _ in range(50)],
+                16, None)
+    if name == "readgroup":
+        for c in clients:
+            _fill(c, b"ab:g", 5000)
+            c.data_received(_req(b"XGROUP", b"CREATE", b"ab:g", b"g", b"0"))
+        read = _req(b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"100", b"STREAMS",
+                    b"ab:g", b">")
+        reads = []
+        for i in range(0, 5000, 100):
+            reads.append(read)
+            reads.append(b"".join(_req(b"XACK", b"ab:g", b"g", b"%d-0" % (j + 1))
+                                  for j in range(i, i + 100)))
+        # per entry: 100 reads of 50 entries' worth -> divide the summed minimum by 5000
+        return reads, 1, lambda c: c.data_received(_req(b"XGROUP", b"SETID", b"ab:g", b"g",
+                                                         b"0"))
+    raise SystemExit(f"unknown workload {name!r}; choose from {', '.join(WORKLOADS)}")
+
+
+def compare(name: str, clients: dict, rounds: int) -> dict:
+    reads, per_read, reset = _workload(name, list(clients.values()))
+    best = {label: [float("inf")] * len(reads) for label in clients}
+    clock = time.perf_counter
+    order = list(clients)
+    for r in range(rounds):
+        for label in (order if r % 2 else order[::-1]):
+            c = clients[label]
+            for i, data in enumerate(reads):
+                t0 = clock()
+                c.data_received(data)
+                t = clock() - t0
+                if t < best[label][i]:
+                    best[label][i] = t
+            if reset is not None:
+                reset(c)
+    units = 5000 if name == "readgroup" else len(reads) * per_read
+    return {label: sum(times) / units * 1e6 for label, times in best.items()}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.ab")
+    ap.add_argument("--base", default="HEAD", help="git revision to compare with (default HEAD)")
+    ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("workloads", nargs="*", default=list(WORKLOADS))
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="streamd-ab-") as tmp:
+        tmp = Path(tmp)
+        base_tree = tmp / "base-tree"
+        base_tree.mkdir()
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", args.base, "streamd"],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(base_tree)], input=archive, check=True)
+        pkgs = tmp / "pkgs"
+        _install(base_tree, "streamd_base", pkgs)
+        _install(REPO, "streamd_work", pkgs)
+        sys.path.insert(0, str(pkgs))
+        print(f"{'workload':<10} {'base ' + args.base:>16} {'working tree':>14}  change")
+        for name in args.workloads:
+            clients = {"base": _client("streamd_base"), "work": _client("streamd_work")}
+            res = compare(name, clients, args.rounds)
+            change = (res["work"] / res["base"] - 1) * 100
+            print(f"{name:<10} {res['base']:>13.3f} µs {res['work']:>11.3f} µs  {change:+.1f} %")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
