@@ -159,6 +159,23 @@ def test_xadd_lenient_number_forms(call):
     assert xadd(call, "s", "+8-1") == b"8-1"
 
 
+@pytest.mark.parametrize("bad", ["1--1", "-1", "1--9223372036854775808", "-5-0"])
+def test_negative_id_parts_are_invalid(call, werr, bad):
+    # string2ll reads these, and a negative value is out of range (no strtoull fallback)
+    xadd(call, "s", "1-1")
+    for cmd in (("XRANGE", "s", bad, "+"), ("XDEL", "s", bad), ("XTRIM", "s", "MINID", bad),
+                ("XREAD", "STREAMS", "s", bad)):
+        assert werr(*cmd) == INVALID_ID, cmd
+
+
+def test_negative_id_parts_only_strtoull_reads_are_accepted(call):
+    # "-0", "-01" and numbers below INT64_MIN fail string2ll; strtoull then wraps them
+    xadd(call, "s", "5-0")
+    assert call("XRANGE", "s", "-", "5--0") == [[b"5-0", [b"f", b"v"]]]
+    assert call("XRANGE", "s", "5--01", "+") == []
+    assert call("XRANGE", "s", "5-0", "5--9223372036854775809") == [[b"5-0", [b"f", b"v"]]]
+
+
 def test_xadd_same_ms_in_multi_gets_consecutive_seqs(r, call):
     p = r.pipeline(transaction=True)
     for _ in range(3):

@@ -34,6 +34,10 @@ def _strict_u64(part: bytes) -> int | None:
     if part.isdigit() and (len(part) == 1 or part[0] != 0x30):
         value = int(part)
         return value if value <= U64 else None
+    if part[:1] == b"-":
+        body = part[1:]
+        if body.isdigit() and body[0] != 0x30 and int(body) <= 1 << 63:
+            return None  # string2ll reads a negative number: out of range, no strtoull
     return _strtoull(part)
 
 
