@@ -176,6 +176,15 @@ def test_negative_id_parts_only_strtoull_reads_are_accepted(call):
     assert call("XRANGE", "s", "5-0", "5--9223372036854775809") == [[b"5-0", [b"f", b"v"]]]
 
 
+def test_entries_added_wraps_past_int64_max(call):
+    # Redis's counter is a signed 64-bit integer: one XADD past the maximum wraps it.
+    xadd(call, "s", "1-1")
+    assert call("XSETID", "s", "2-0", "ENTRIESADDED", str(2**63 - 1)) == b"OK"
+    xadd(call, "s", "3-0")
+    info = call("XINFO", "STREAM", "s")
+    assert info[info.index(b"entries-added") + 1] == -2**63
+
+
 def test_xadd_same_ms_in_multi_gets_consecutive_seqs(r, call):
     p = r.pipeline(transaction=True)
     for _ in range(3):

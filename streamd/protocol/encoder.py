@@ -19,6 +19,7 @@ from .replies import (
     Verbatim,
 )
 
+_I64 = 1 << 63
 _NULL2 = b"$-1\r\n"
 _NULL_ARRAY2 = b"*-1\r\n"
 _NULL3 = b"_\r\n"
@@ -118,7 +119,14 @@ def encode(value, out: bytearray, resp: int = 2) -> None:
             else:
                 _encode_run(item, out)
     elif t is int:
-        out += _INT_CACHE[value] if 0 <= value < 1024 else b":%d\r\n" % value
+        if 0 <= value < 1024:
+            out += _INT_CACHE[value]
+        elif -_I64 <= value < _I64:
+            out += b":%d\r\n" % value
+        else:
+            # A RESP integer is a signed 64-bit value. Redis's int64 counters wrap there
+            # (XSETID ENTRIESADDED 2**63-1, then an XADD, shows -2**63); so does the reply.
+            out += b":%d\r\n" % ((value + _I64) % (2 * _I64) - _I64)
     elif value is None:
         out += _NULL3 if resp == 3 else _NULL2
     elif t is Simple:
