@@ -12,7 +12,8 @@ the interruptions. It measures the parse -> dispatch -> execute -> encode path, 
 socket I/O (``python -m bench`` measures that, against Redis).
 
 Workloads: ping1 (one PING per read, as an unpipelined client sends it), ping (16 per read),
-xadd8 / xadd512 (16 XADD per read), xrange (16 XRANGE COUNT 10 per read on a 100k stream),
+xadd8 / xadd512 (16 XADD per read), xrange / xrevrange (16 XRANGE / XREVRANGE COUNT 10 per
+read on a 100k stream),
 readgroup (XREADGROUP COUNT 100, then its 100 XACKs in one read). Figures are µs per request
 (per entry for readgroup).
 """
@@ -30,7 +31,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-WORKLOADS = ("ping1", "ping", "xadd8", "xadd512", "xrange", "readgroup")
+WORKLOADS = ("ping1", "ping", "xadd8", "xadd512", "xrange", "xrevrange", "readgroup")
 
 
 def _req(*args: bytes) -> bytes:
@@ -77,12 +78,14 @@ def _workload(name: str, clients: list):
         value = b"12345678" if name == "xadd8" else b"v" * 512  # the values of python -m bench
         return ([_req(b"XADD", b"ab:x", b"*", b"f", value) * 16] * 50, 16,
                 lambda c: c.data_received(_req(b"XTRIM", b"ab:x", b"MAXLEN", b"1000")))
-    if name == "xrange":
+    if name in ("xrange", "xrevrange"):
         for c in clients:
             _fill(c, b"ab:r", 100_000)
-        return ([b"".join(_req(b"XRANGE", b"ab:r", b"%d" % rnd.randrange(1, 99_980), b"+",
-                                b"COUNT", b"10") for _ in range(16)) for _ in range(50)],
-                16, None)
+        def one() -> bytes:
+            at = b"%d" % rnd.randrange(11, 99_980)
+            ends = (at, b"+") if name == "xrange" else (at, b"-")
+            return _req(name.upper().encode(), b"ab:r", *ends, b"COUNT", b"10")
+        return [b"".join(one() for _ in range(16)) for _ in range(50)], 16, None
     if name == "readgroup":
         for c in clients:
             _fill(c, b"ab:g", 5000)

@@ -511,10 +511,9 @@ class StreamModel(RuleBasedStateMachine):
         if count >= 0:
             want = want[:count]
         assert self.s.range(start, end, count, reverse) == [(sid, f) for sid, f in want]
-        if not reverse:
-            # The runs a forward read replies with encode exactly as the entries would.
-            wire = to_bytes([[b"%d-%d" % (sid >> 64, sid & U64), f] for sid, f in want])
-            assert to_bytes(runs_reply(self.s.runs(start, end, count))) == wire
+        # The runs a read replies with encode exactly as the entries would.
+        wire = to_bytes([[b"%d-%d" % (sid >> 64, sid & U64), f] for sid, f in want])
+        assert to_bytes(runs_reply(self.s.runs(start, end, count, reverse))) == wire
 
     @invariant()
     def counters_match(self):

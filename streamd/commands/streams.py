@@ -379,9 +379,7 @@ def _range_command(ctx, argv, rev: bool):
         return []
     if count == 0:
         return NULL_ARRAY
-    if rev:
-        return entries_reply(s.range(start, end, count, True))
-    return runs_reply(s.runs(start, end, count))
+    return runs_reply(s.runs(start, end, count, rev))
 
 
 @command("XRANGE", -4, "readonly", (1, 1, 1), group="stream", since="5.0.0",

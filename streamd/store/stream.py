@@ -230,6 +230,30 @@ class _Node:
             k = e
         return added
 
+    def runs_back(self, j: int, stop: int, left: int, out: list) -> int:
+        """``runs`` in descending order: the live slots of ``j .. stop-1``, the highest
+        ``left`` of them (< 0: all), newest first; returns how many entries were added."""
+        master, dead = self.master, self.dead
+        if dead is None and self.odd is None:
+            if 0 < left < stop - j:
+                j = stop - left
+            n = len(master)
+            values = self.values(j * n, stop * n)
+            if n == 1:
+                values.reverse()
+            else:  # entries newest first, each entry's values in field order
+                values = [v for at in range(len(values) - n, -1, -n) for v in values[at:at + n]]
+            out.append((self.ms[j:stop][::-1], self.seq[j:stop][::-1], master, values))
+            return stop - j
+        # Tombstones or odd schemas (rare): one run per live slot.
+        added = 0
+        for k in range(stop - 1, j - 1, -1):
+            if added == left:
+                break
+            if dead is None or not dead[k]:
+                added += self.runs(k, k + 1, 1, out)
+        return added
+
     def append(self, sid: int, names: tuple, values: list, elem_bytes: int) -> None:
         if type(self.data) is bytes:  # a sealed node became the tail again
             self.data = bytearray(self.data)
@@ -591,21 +615,42 @@ class Stream:
                         return node.id_at(j)
         return 0
 
-    def runs(self, start: int, end: int, count: int = -1) -> list:
-        """Live entries with start <= id <= end, ascending, at most ``count`` (-1 = all), as
-        runs ``(ms, seq, names, values)``: consecutive entries with IDs ``ms[i]-seq[i]``
-        that share the field names ``names``, ``len(names)`` values per entry in ``values``.
-        The compact form of a forward read, for replies built straight from it."""
+    def runs(self, start: int, end: int, count: int = -1, reverse: bool = False) -> list:
+        """Live entries with start <= id <= end, ascending unless ``reverse``, at most
+        ``count`` (-1 = all), as runs ``(ms, seq, names, values)``: consecutive entries (in
+        reply order) with IDs ``ms[i]-seq[i]`` that share the field names ``names``,
+        ``len(names)`` values per entry in ``values``. The compact form of a read, for
+        replies built straight from it."""
         out: list = []
         nodes = self._nodes
         if start > end or count == 0 or not nodes:
+            return out
+        left = count
+        if reverse:
+            ni = bisect_right(self._firsts, end) - 1
+            if ni < 0:
+                return out
+            node = nodes[ni]
+            stop = len(node.ms) if node.last <= end else node.lower_bound(end + 1)
+            while True:
+                j = node.lower_bound(start)
+                if j < stop:
+                    left -= node.runs_back(j, stop, left, out)
+                    if left == 0 or j:
+                        break
+                elif j:
+                    break
+                ni -= 1
+                if ni < 0:
+                    break
+                node = nodes[ni]
+                stop = len(node.ms)
             return out
         ni = bisect_right(self._firsts, start) - 1
         if ni < 0:
             ni, j = 0, 0
         else:
             j = nodes[ni].lower_bound(start)
-        left = count
         for ni in range(ni, len(nodes)):
             node = nodes[ni]
             n = len(node.ms)
@@ -623,44 +668,19 @@ class Stream:
         """Live entries with start <= id <= end as (id, fields), ascending unless reverse;
         at most ``count`` (-1 = unlimited)."""
         out: list = []
-        nodes = self._nodes
-        if start > end or count == 0 or not nodes:
-            return out
-        if not reverse:
-            for ms, seq, names, values in self.runs(start, end, count):
-                n = len(names)
-                if n == 1:
-                    name = names[0]
-                    out += [((m << 64) | q, [name, v]) for m, q, v in zip(ms, seq, values)]
-                else:
-                    at = 0
-                    for m, q in zip(ms, seq):
-                        fields = [None] * (2 * n)
-                        fields[0::2] = names
-                        fields[1::2] = values[at:at + n]
-                        out.append(((m << 64) | q, fields))
-                        at += n
-            return out
-        firsts = self._firsts
-        ni = bisect_right(firsts, end) - 1
-        if ni < 0:
-            return out
-        j = nodes[ni].lower_bound(end + 1) - 1 if end < MAX_ID else nodes[ni].slots() - 1
-        while ni >= 0:
-            node = nodes[ni]
-            ms, seq, dead = node.ms, node.seq, node.dead
-            while j >= 0:
-                sid = (ms[j] << 64) | seq[j]
-                if sid < start:
-                    return out
-                if dead is None or not dead[j]:
-                    out.append((sid, node.fields(j)))
-                    if len(out) == count:
-                        return out
-                j -= 1
-            ni -= 1
-            if ni >= 0:
-                j = nodes[ni].slots() - 1
+        for ms, seq, names, values in self.runs(start, end, count, reverse):
+            n = len(names)
+            if n == 1:
+                name = names[0]
+                out += [((m << 64) | q, [name, v]) for m, q, v in zip(ms, seq, values)]
+            else:
+                at = 0
+                for m, q in zip(ms, seq):
+                    fields = [None] * (2 * n)
+                    fields[0::2] = names
+                    fields[1::2] = values[at:at + n]
+                    out.append(((m << 64) | q, fields))
+                    at += n
         return out
 
     # --- whole-value operations ------------------------------------------------------------
