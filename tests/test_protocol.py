@@ -3,6 +3,8 @@ protocol errors. These hold for real Redis as well (run with --redis-url)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 
@@ -88,6 +90,18 @@ def test_commands_before_a_protocol_error_still_run(raw):
 def test_commands_before_a_simple_string_element_still_run(raw):
     c = raw()
     c.send(b"*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n+x\r\n*1\r\n$4\r\nPING\r\n")
+    assert c.read_reply() == b"+PONG\r\n"
+    assert c.read_reply() == b"-ERR Protocol error: expected '$', got '+'\r\n"
+    assert c.is_closed()
+
+
+def test_simple_string_element_before_a_split_request(raw):
+    # the bad request is followed by the start of another one, completed by a later write
+    c = raw()
+    c.send(b"*1\r\n$4\r\nPING\r\n*1\r\n+PING\r\n*1\r\n$4\r\nPI")
+    time.sleep(0.1)
+    if not c.is_closed():
+        c.send(b"NG\r\n")
     assert c.read_reply() == b"+PONG\r\n"
     assert c.read_reply() == b"-ERR Protocol error: expected '$', got '+'\r\n"
     assert c.is_closed()

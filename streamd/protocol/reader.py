@@ -281,10 +281,13 @@ class RequestReader:
             chunks.clear()  # the read ended on a request boundary: the usual case
             return out
         pending = sum(map(len, chunks)) - self._consumed - consumed
-        if pending < 0:
-            # More bytes counted than were read: hiredis took an element shorter than its
-            # bulk form, a simple string ('+x') Redis does not accept in a request. Drop
-            # what this read parsed; the exact parser re-reads it and stops at the error.
+        if pending < 0 or (pending and consumed
+                           and self._byte_at(self._consumed + consumed) != 0x2A):
+            # The count does not match the bytes: hiredis took an element shorter than its
+            # bulk form, a simple string ('+x') Redis does not accept in a request (the
+            # count then overshoots the read, or lands off the '*' that starts the request
+            # still coming). Drop what this read parsed; the exact parser re-reads it and
+            # stops at the error.
             del out[start:]
             return self._fallback(out)
         self._consumed += consumed
@@ -299,6 +302,14 @@ class RequestReader:
         else:
             self._check_pending(pending)
         return out
+
+    def _byte_at(self, offset: int) -> int:
+        """The byte at ``offset`` in the buffered chunks (-1 past their end)."""
+        for chunk in self._chunks:
+            if offset < len(chunk):
+                return chunk[offset]
+            offset -= len(chunk)
+        return -1
 
     def _pending(self) -> bytes:
         return b"".join(self._chunks)[self._consumed:]
