@@ -269,7 +269,7 @@ class RequestReader:
                     consumed = extra + sum(map(_MB_AT, map(len, new))) + sum(
                         map(_BULK_AT, map(_BLEN, _chain(new))))
             except IndexError:  # 1024+ arguments or an 8 KiB+ argument
-                if not _ONLY_BYTES >= set(map(type, chain.from_iterable(new))):
+                if not _ONLY_BYTES >= set(map(type, _chain(new))):
                     raise ValueError("not a request") from None
                 consumed = extra + sum(map(_encoded_size, new))
         except (hiredis.ProtocolError, ValueError, TypeError):

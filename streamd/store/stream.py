@@ -184,18 +184,13 @@ class _Node:
         """Stored values ``first .. stop-1`` (value indices) as bytes."""
         offs, data = self.offs, self.data
         a = offs[first - 1] if first else 0
+        ends = offs[first:stop]
         if type(data) is not bytes:  # the tail's growing buffer: copy the span once
-            base = a
-            data = bytes(data[base:offs[stop - 1]]) if stop > first else b""
+            data = bytes(data[a:ends[-1]]) if ends else b""
+            ends = [b - a for b in ends]
             a = 0
-            out = []
-            for b in offs[first:stop]:
-                b -= base
-                out.append(data[a:b])
-                a = b
-            return out
         out = []
-        for b in offs[first:stop]:
+        for b in ends:
             out.append(data[a:b])
             a = b
         return out
