@@ -12,7 +12,8 @@ the interruptions. It measures the parse -> dispatch -> execute -> encode path, 
 socket I/O (``python -m bench`` measures that, against Redis).
 
 Workloads: ping1 (one PING per read, as an unpipelined client sends it), ping (16 per read),
-xadd8 / xadd512 (16 XADD per read), xrange / xrevrange (16 XRANGE / XREVRANGE COUNT 10 per
+xadd8 / xadd512 (16 XADD per read), idmp / idmpauto (16 XADD IDMP / IDMPAUTO per read from
+50 producers, values 8-512 B), xrange / xrevrange (16 XRANGE / XREVRANGE COUNT 10 per
 read on a 100k stream),
 readgroup (XREADGROUP COUNT 100, then its 100 XACKs in one read). Figures are µs per request
 (per entry for readgroup).
@@ -30,8 +31,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from .workloads import xadd_maker
+
 REPO = Path(__file__).resolve().parent.parent
-WORKLOADS = ("ping1", "ping", "xadd8", "xadd512", "xrange", "xrevrange", "readgroup")
+WORKLOADS = ("ping1", "ping", "xadd8", "xadd512", "idmp", "idmpauto", "xrange", "xrevrange",
+             "readgroup")
 
 
 def _req(*args: bytes) -> bytes:
@@ -78,6 +82,22 @@ def _workload(name: str, clients: list):
         value = b"12345678" if name == "xadd8" else b"v" * 512  # the values of python -m bench
         return ([_req(b"XADD", b"ab:x", b"*", b"f", value) * 16] * 50, 16,
                 lambda c: c.data_received(_req(b"XTRIM", b"ab:x", b"MAXLEN", b"1000")))
+    if name in ("idmp", "idmpauto"):
+        # 50 producers, 16 appends per read, values 8-512 B (python -m bench's generator);
+        # between rounds a changed IDMP-MAXSIZE clears the records, so every round's iids
+        # are new again.
+        key = b"ab:" + name.encode()
+        for c in clients:
+            c.data_received(_req(b"XADD", key, b"*", b"f", b"init"))
+        makers = [xadd_maker(name, key, p) for p in range(50)]
+        reads = [b"".join(makers[r % 50](r * 16 + j) for j in range(16)) for r in range(50)]
+        sizes = iter(range(10**9))
+
+        def reset(c):
+            n = next(sizes)
+            c.data_received(_req(b"XTRIM", key, b"MAXLEN", b"1000")
+                            + _req(b"XCFGSET", key, b"IDMP-MAXSIZE", b"%d" % (10000 - n % 2)))
+        return reads, 16, reset
     if name in ("xrange", "xrevrange"):
         for c in clients:
             _fill(c, b"ab:r", 100_000)

@@ -18,7 +18,7 @@ from . import errors as E
 from .args import parse_int, parse_timeout_ms
 from .blocking import Block
 from .errors import CommandError
-from .table import block, command, integer, key, oneof, string, token
+from .table import batch_handler, block, command, integer, key, oneof, string, token
 
 KEEPREF, DELREF, ACKED = b"KEEPREF", b"DELREF", b"ACKED"
 _STRATEGIES = (KEEPREF, DELREF, ACKED)
@@ -349,6 +349,68 @@ def xadd(ctx, argv):
         db.modified(k)
     db.signal_ready(k)
     return format_id(sid)
+
+
+@batch_handler("XADD")
+def xadd_batch(ctx, requests: list, start: int, replies: list) -> None:
+    """XADD key [IDMPAUTO pid | IDMP pid iid] * field value [field value ...], repeated
+
+    A pipelined producer's run of appends to one stream, taken together: the stream is
+    looked up and the node limits read once, and each reply is appended to ``replies``. A
+    request joins the run only if ``xadd`` would append it (or answer it as an IDMP
+    duplicate) with no other effect: same key, an existing stream nobody is blocked on, the
+    shapes above with a valid field list, room left in the ID space. Any other request ends
+    the run and goes through ``xadd``, which also reports its errors. All appends of a run
+    use the time snapshot of its first request; auto IDs stay strictly increasing anyway."""
+    first = requests[start]
+    k, name = first[1], first[0]
+    db = ctx.db
+    if k in db.blocking:
+        return
+    s = db.get(k)
+    if type(s) is not Stream:
+        return
+    config = ctx.config.values
+    max_entries = config["stream-node-max-entries"]
+    max_bytes = config["stream-node-max-bytes"]
+    now = ctx.now_ms
+    state = s.idmp
+    put = replies.append
+    try:
+        for i in range(start, len(requests)):
+            argv = requests[i]
+            if len(argv) < 5 or argv[1] != k or argv[0] != name:
+                break
+            opt = argv[2]
+            if opt == b"*":
+                fields = argv[3:]
+                if len(fields) & 1:
+                    break
+                pid = None
+            else:
+                a = _idmp_only(argv, opt)
+                if a is None or state is None:
+                    break
+                fields = argv[a.id_pos + 1:]
+                if len(fields) & 1:
+                    break
+                pid = argv[a.idmp_pos]
+                iid = auto_iid(fields) if a.idmp_auto else argv[a.idmp_pos + 1]
+                dup = state.lookup(pid, iid)
+                if dup is not None:
+                    put(format_id(dup))
+                    continue
+            last = s.last_id
+            if last == MAX_ID or sum(map(len, fields)) > (1 << 30):
+                break
+            sid = now << 64 if now > last >> 64 else last + 1
+            s.append(sid, fields, max_entries, max_bytes)
+            if pid is not None:
+                state.record(pid, iid, sid)
+            put(format_id(sid))
+    finally:
+        if replies:  # every reply, duplicates included, is a write (dirty, WATCH)
+            db.modified(k, len(replies))
 
 
 # --- XRANGE / XREVRANGE --------------------------------------------------------------------

@@ -108,6 +108,9 @@ class Command:
     doc_flags: tuple = ()
     subcommands: dict = field(default_factory=dict)
     parent: "Command | None" = None
+    # Optional ``batch(ctx, requests, start, replies)``: runs the consecutive requests
+    # from ``start`` that it can take as one unit (see ``batch_handler``).
+    batch: Callable | None = None
     # statistics for INFO commandstats
     calls: int = 0
     usec: int = 0
@@ -237,6 +240,23 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
         register(None)
         return None
     return register
+
+
+def batch_handler(name: str):
+    """Attach a batch handler to the registered command ``name``.
+
+    ``batch(ctx, requests, start, replies)`` is offered a read's requests when
+    ``requests[start]`` (already resolved to this command, arity checked) has more requests
+    after it. It runs ``requests[start]`` and as many of the following ones as it can treat
+    in one go, appending each one's reply to ``replies`` as it completes; leaving
+    ``replies`` empty hands ``requests[start]`` back to the plain handler. Each request it
+    takes must end exactly as the plain handler would end it, so it stops before any
+    request that could fail, block or wake a client.
+    """
+    def attach(fn):
+        TABLE[name.lower().encode()].batch = fn
+        return fn
+    return attach
 
 
 def lookup(argv: list[bytes]) -> "Command | None":

@@ -91,7 +91,9 @@ class Server:
         get = DISPATCH.get
         ks = self.keyspace
         done = 0
-        for argv in requests:
+        left = len(requests)
+        it = iter(requests)
+        for argv in it:
             done += 1
             cmd = get(argv[0])
             if (cmd is None or cmd.handler is None or client.special
@@ -105,6 +107,15 @@ class Server:
             # One clock read serves as the command's time snapshot and as its start time.
             start = time_ns()
             client.now_ms = start // 1_000_000
+            if cmd.batch is not None and done < left and not client.special:
+                taken = self._run_batch(client, cmd, requests, done - 1, start)
+                if taken:
+                    for _ in range(taken - 1):
+                        next(it)
+                    done += taken - 1
+                    if client.closing:
+                        break
+                    continue
             try:
                 reply = cmd.handler(client, argv)
             except Exception as exc:
@@ -122,6 +133,30 @@ class Server:
             if client.closing:
                 break
         return done, False
+
+    def _run_batch(self, client: Client, cmd, requests: list, at: int, start: int) -> int:
+        """Let ``cmd.batch`` run ``requests[at]`` and the like requests after it; encode
+        the replies and account them as that many calls. Returns how many requests it took
+        (0: none, the plain handler runs ``requests[at]``)."""
+        replies: list = []
+        try:
+            cmd.batch(client, requests, at, replies)
+        except Exception as exc:
+            # A bug: the requests with a reply are done, the one that raised gets the
+            # generic error, as its plain handler's failure would.
+            if len(replies) + at < len(requests):
+                replies.append(self._failed(cmd, requests[at + len(replies)], exc))
+        taken = len(replies)
+        if taken:
+            cmd.calls += taken
+            client.tot_cmds += taken - 1
+            elapsed = time_ns() - start
+            if elapsed > 0:
+                cmd.usec += elapsed // 1000
+            out, resp = client._out, client.resp
+            for reply in replies:
+                encode(reply, out, resp)
+        return taken
 
     def _resolve(self, client: Client, argv: list[bytes]):
         """The command to run for ``argv`` after every check, or the reply that replaces

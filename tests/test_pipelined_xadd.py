@@ -1,0 +1,141 @@
+"""Pipelined XADD runs: many appends to one stream arriving in one read.
+
+streamd takes such a run together (``xadd_batch``); every request of it must still end as
+if it had run alone: same replies, same errors, same node layout, same statistics, WATCH
+and blocked readers served exactly as Redis serves them. Each test sends its pipeline in
+one write, so the requests reach the server in one read.
+"""
+
+from __future__ import annotations
+
+import hiredis
+import pytest
+import redis
+
+
+def _req(*args) -> bytes:
+    args = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
+def _pipeline(conn, *requests) -> list:
+    """Send ``requests`` in one write; their replies, decoded (errors as ReplyError)."""
+    conn.send(b"".join(_req(*argv) for argv in requests))
+    reader = hiredis.Reader()
+    replies = []
+    while len(replies) < len(requests):
+        reader.feed(conn.read_reply())
+        replies.append(reader.gets())
+    return replies
+
+
+def _ids(replies) -> list:
+    return [tuple(map(int, r.split(b"-"))) for r in replies]
+
+
+def test_run_with_errors_and_other_commands_in_between(raw, r):
+    c = raw()
+    replies = _pipeline(
+        c,
+        ("XADD", "k", "*", "f", "1"),  # creates the stream
+        ("XADD", "k", "*", "f", "2"),
+        ("xadd", "k", "*", "f", "3"),  # another spelling of the name
+        ("XADD", "k", "1-1", "f", "x"),  # explicit ID below the top: error, nothing added
+        ("XADD", "k", "*", "f"),  # odd field list: arity error
+        ("XADD", "other", "*", "a", "b"),  # another key
+        ("XADD", "k", "*", "f", "4", "g", "5"),
+        ("XADD", "k", "MAXLEN", "3", "*", "f", "6"),  # a trimming shape
+        ("XADD", "k", "*", "f", "7"),
+        ("XLEN", "k"),
+    )
+    assert isinstance(replies[3], hiredis.ReplyError)
+    assert str(replies[3]) == ("ERR The ID specified in XADD is equal or smaller than the "
+                               "target stream top item")
+    assert str(replies[4]) == "ERR wrong number of arguments for 'xadd' command"
+    ids = [replies[i] for i in (0, 1, 2, 6, 7, 8)]
+    assert _ids(ids) == sorted(_ids(ids)) and len(set(ids)) == 6
+    assert replies[9] == 4  # trimmed to 3 by MAXLEN, then one more
+    assert [e[1] for e in r.xrange("k")] == [
+        {b"f": b"3"}, {b"f": b"4", b"g": b"5"}, {b"f": b"6"}, {b"f": b"7"}]
+    assert r.xlen("other") == 1
+    assert r.xinfo_stream("k")["entries-added"] == 6
+
+
+def test_run_respects_node_limits(raw, r):
+    r.config_set("stream-node-max-entries", 2)
+    c = raw()
+    replies = _pipeline(c, *[("XADD", "k", "*", "f", i) for i in range(5)])
+    assert len(set(replies)) == 5
+    info = r.xinfo_stream("k")
+    assert info["length"] == 5
+    assert info["radix-tree-keys"] == 3  # 2 + 2 + 1 entries
+
+
+def test_run_counts_every_call_in_commandstats(raw, r):
+    r.xadd("k", {"f": "0"})
+    r.config_resetstat()
+    c = raw()
+    replies = _pipeline(c, ("XADD", "k", "*", "f", "1"), ("XADD", "k", "*", "f", "2"),
+                        ("XADD", "k", "0-1", "f", "3"), ("XADD", "k", "*", "f", "4"))
+    assert isinstance(replies[2], hiredis.ReplyError)
+    stats = r.info("commandstats")["cmdstat_xadd"]
+    assert stats["calls"] == 4
+    assert stats["failed_calls"] == 1
+
+
+def test_run_invalidates_watch(raw, r, make_client):
+    r.xadd("k", {"f": "0"})
+    w = make_client()
+    pipe = w.pipeline(transaction=True)
+    pipe.watch("k")
+    c = raw()
+    _pipeline(c, ("XADD", "k", "*", "f", "1"), ("XADD", "k", "*", "f", "2"))
+    pipe.multi()
+    pipe.xlen("k")
+    with pytest.raises(redis.WatchError):
+        pipe.execute()
+
+
+def test_blocked_reader_is_served_after_the_first_append(raw, r):
+    r.xadd("k", {"f": "0"})
+    reader, writer = raw(), raw()
+    reader.send(_req("XREAD", "COUNT", "10", "BLOCK", "0", "STREAMS", "k", "$"))
+    # The reader is parked once a command on another connection sees it blocked.
+    for _ in range(200):
+        if r.info("clients")["blocked_clients"] == 1:
+            break
+    assert r.info("clients")["blocked_clients"] == 1
+    ids = _pipeline(writer, *[("XADD", "k", "*", "f", i) for i in range(3)])
+    got = hiredis.Reader()
+    got.feed(reader.read_reply())
+    (key, entries), = got.gets()
+    # Redis serves blocked clients after each command, not after each read.
+    assert [e[0] for e in entries] == ids[:1]
+    assert r.xlen("k") == 4
+
+
+@pytest.mark.min_redis("8.6")
+def test_idmp_run_with_duplicates(raw, r):
+    r.xadd("k", {"f": "0"})
+    c = raw()
+    replies = _pipeline(
+        c,
+        ("XADD", "k", "IDMP", "p", "a", "*", "f", "1"),
+        ("XADD", "k", "IDMP", "p", "a", "*", "f", "2"),  # duplicate of the one before
+        ("XADD", "k", "IDMPAUTO", "p", "*", "f", "v"),
+        ("XADD", "k", "IDMPAUTO", "p", "*", "f", "v"),  # duplicate
+        ("XADD", "k", "IDMP", "q", "a", "*", "f", "3"),  # another producer
+        ("XADD", "k", "*", "f", "4"),
+        ("XADD", "k", "IDMP", "p", "a", "5-0", "f", "5"),  # IDMP needs '*': error
+        ("XADD", "k", "IDMP", "p", "b", "*", "f", "6"),
+    )
+    assert replies[1] == replies[0]
+    assert replies[3] == replies[2]
+    assert isinstance(replies[6], hiredis.ReplyError)
+    fresh = [replies[i] for i in (0, 2, 4, 5, 7)]
+    assert len(set(fresh)) == 5
+    assert r.xlen("k") == 6
+    info = r.xinfo_stream("k")
+    assert info["iids-added"] == 4
+    assert info["iids-duplicates"] == 2
+    assert info["pids-tracked"] == 2
