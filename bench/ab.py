@@ -12,8 +12,8 @@ the interruptions. It measures the parse -> dispatch -> execute -> encode path, 
 socket I/O (``python -m bench`` measures that, against Redis).
 
 Workloads: ping1 (one PING per read, as an unpipelined client sends it), ping (16 per read),
-xadd8 / xadd512 (16 XADD per read), idmp / idmpauto (16 XADD IDMP / IDMPAUTO per read from
-50 producers, values 8-512 B), xrange / xrevrange (16 XRANGE / XREVRANGE COUNT 10 per
+xadd8 / xadd512 (16 XADD per read), plain / idmp / idmpauto (16 XADD, XADD IDMP or XADD
+IDMPAUTO per read from 50 producers, values 8-512 B), xrange / xrevrange (16 XRANGE / XREVRANGE COUNT 10 per
 read on a 100k stream),
 readgroup (XREADGROUP COUNT 100, then its 100 XACKs in one read). Figures are µs per request
 (per entry for readgroup).
@@ -34,8 +34,8 @@ from pathlib import Path
 from .workloads import xadd_maker
 
 REPO = Path(__file__).resolve().parent.parent
-WORKLOADS = ("ping1", "ping", "xadd8", "xadd512", "idmp", "idmpauto", "xrange", "xrevrange",
-             "readgroup")
+WORKLOADS = ("ping1", "ping", "xadd8", "xadd512", "plain", "idmp", "idmpauto", "xrange",
+             "xrevrange", "readgroup")
 
 
 def _req(*args: bytes) -> bytes:
@@ -82,7 +82,7 @@ def _workload(name: str, clients: list):
         value = b"12345678" if name == "xadd8" else b"v" * 512  # the values of python -m bench
         return ([_req(b"XADD", b"ab:x", b"*", b"f", value) * 16] * 50, 16,
                 lambda c: c.data_received(_req(b"XTRIM", b"ab:x", b"MAXLEN", b"1000")))
-    if name in ("idmp", "idmpauto"):
+    if name in ("plain", "idmp", "idmpauto"):
         # 50 producers, 16 appends per read, values 8-512 B (python -m bench's generator);
         # between rounds a changed IDMP-MAXSIZE clears the records, so every round's iids
         # are new again.

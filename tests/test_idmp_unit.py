@@ -46,6 +46,22 @@ def test_lookup_record_duplicate_counts():
     assert (s.pids_tracked, s.iids_tracked) == (1, 1)
 
 
+def test_claim_is_lookup_and_record_in_one(reg):
+    s = reg.new_state(1, 2)
+    assert s.claim(b"p", b"a", sid(1_000)) is None  # recorded
+    assert s.claim(b"p", b"a", sid(1_001)) == sid(1_000)  # duplicate: nothing recorded
+    assert s.claim(b"q", b"a", sid(1_002)) is None
+    assert s.claim(b"p", b"b", sid(1_003)) is None
+    assert s.claim(b"p", b"c", sid(1_004)) is None  # maxsize 2: evicts p's "a"
+    assert s.lookup(b"p", b"a") is None
+    assert s.lookup(b"p", b"c") == sid(1_004)
+    assert (s.iids_added, s.iids_duplicates, s.iids_tracked) == (4, 2, 3)
+    assert reg.expire(2_001) == 0  # the evicted "a" was the oldest record
+    assert reg.expire(2_002) == 1  # q's record; p's "b" (1_003) and "c" stay
+    assert reg.expire(2_004) == 2
+    assert s.pids_tracked == 0
+
+
 def test_misses_count_nothing_and_create_no_producer():
     s = IdmpState(100, 100)
     assert s.lookup(b"p", b"i") is None

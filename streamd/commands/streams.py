@@ -395,18 +395,17 @@ def xadd_batch(ctx, requests: list, start: int, replies: list) -> None:
                 if len(fields) & 1:
                     break
                 pid = argv[a.idmp_pos]
-                iid = auto_iid(fields) if a.idmp_auto else argv[a.idmp_pos + 1]
-                dup = state.lookup(pid, iid)
-                if dup is not None:
-                    put(format_id(dup))
-                    continue
             last = s.last_id
             if last == MAX_ID or sum(map(len, fields)) > (1 << 30):
                 break
             sid = now << 64 if now > last >> 64 else last + 1
-            s.append(sid, fields, max_entries, max_bytes)
             if pid is not None:
-                state.record(pid, iid, sid)
+                dup = state.claim(pid, auto_iid(fields) if a.idmp_auto
+                                  else argv[a.idmp_pos + 1], sid)
+                if dup is not None:
+                    put(format_id(dup))
+                    continue
+            s.append(sid, fields, max_entries, max_bytes)
             put(format_id(sid))
     finally:
         if replies:  # every reply, duplicates included, is a write (dirty, WATCH)

@@ -120,29 +120,44 @@ class IdmpState:
         records, its single oldest one is evicted (one insert can only overflow by one).
         The producer is created here, not at lookup, so a failed append leaves nothing.
         """
-        # Hot path of every IDMP XADD: attribute lookups and calls are kept to a minimum.
+        p = self.producers.get(pid)
+        if p is not None and iid in p.ids:
+            # A known iid (not reached through XADD, where lookup came first): keep the
+            # invariants anyway; the pair is re-recorded as the newest.
+            p.ids[iid] = sid
+            p.order.move_to_end(iid)
+            self.iids_added += 1
+        else:
+            self.claim(pid, iid, sid)
+        self._schedule_for(sid)  # any sid here, not only the newest (tests, restores)
+
+    def claim(self, pid: bytes, iid: bytes, sid: int) -> int | None:
+        """``lookup`` and ``record`` in one step, for an append that cannot fail: the id
+        recorded for (pid, iid), counting a duplicate; else None, after recording (pid,
+        iid) -> sid, where ``sid`` is the id the caller then appends (the stream's newest,
+        so the earliest expiry can only be unset, never later than this record's)."""
+        # Hot path of every pipelined IDMP XADD: attribute lookups and calls kept minimal.
         p = self.producers.get(pid)
         if p is None:
             p = self.producers[pid] = Producer()
-        ids, order = p.ids, p.order
-        n = len(ids)
-        ids[iid] = sid
-        if len(ids) == n:
-            # A known iid (not reached through XADD, where lookup came first): keep the
-            # invariants anyway; the pair is re-recorded as the newest.
-            order.move_to_end(iid)
+            ids, order = p.ids, p.order
         else:
-            order[iid] = None
-            if n >= self.maxsize:
-                del ids[order.popitem(last=False)[0]]  # the single oldest record
-            else:
-                self._tracked += 1
+            ids = p.ids
+            dup = ids.get(iid)
+            if dup is not None:
+                self.iids_duplicates += 1
+                return dup
+            order = p.order
+        ids[iid] = sid
+        order[iid] = None
+        if len(ids) > self.maxsize:
+            del ids[order.popitem(last=False)[0]]  # the single oldest record
+        else:
+            self._tracked += 1
         self.iids_added += 1
-        due = (sid >> 64) + self.duration * 1000
-        if self._due is None or due < self._due:
-            self._due = due
-            if self._registry is not None:
-                self._registry._schedule(self, due)
+        if self._due is None:
+            self._schedule_for(sid)
+        return None
 
     def restore(self, pid: bytes, iid: bytes, sid: int) -> bool:
         """Re-create a record (AOF replay). True if added, False if already identical.
