@@ -21,7 +21,7 @@ from .blocking import Block
 from .errors import CommandError
 from .streams import (entries_reply, entry_reply, get_stream, interval_id, new_stream,
                       parse_ids_block, parse_read_args, runs_reply, strict_id)
-from .table import TABLE, block, command, integer, key, oneof, string, token
+from .table import TABLE, batch_handler, block, command, integer, key, oneof, string, token
 
 FATAL_COUNT = LLONG_MAX  # delivery count XNACK FATAL sets: "never retry"
 
@@ -420,14 +420,52 @@ def xack(ctx, argv):
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         return 0  # before the IDs are even validated, as Redis does
-    if len(argv) == 4:  # the usual single ID: no list to build
-        n = 1 if g.ack(strict_id(argv[3])) else 0
-    else:
-        ids = [strict_id(x) for x in argv[3:]]  # all or nothing
-        n = sum(map(g.ack, ids))
+    n = _ack(g, argv)
     if n:
         ctx.db.modified(argv[1], n)
     return n
+
+
+def _ack(g: ConsumerGroup, argv: list) -> int:
+    """XACK's IDs (argv[3:]) removed from ``g``'s PEL: how many were pending. Raises on an
+    invalid ID before acknowledging any."""
+    if len(argv) == 4:  # the usual single ID: no list to build
+        return 1 if g.ack(strict_id(argv[3])) else 0
+    ids = [strict_id(x) for x in argv[3:]]  # all or nothing
+    return sum(map(g.ack, ids))
+
+
+@batch_handler("XACK")
+def xack_batch(ctx, requests: list, start: int, replies: list) -> None:
+    """XACK key group id [id ...], repeated
+
+    A consumer's acknowledgements, one request per entry as clients send them, taken
+    together: the stream and group are looked up once. A request joins the run while it
+    names the same key and group; one with an invalid ID ends the run and goes through
+    ``xack``, which reports the error."""
+    first = requests[start]
+    name, k, group = first[0], first[1], first[2]
+    db = ctx.db
+    s = db.get(k)
+    g = s.groups.get(group) if type(s) is Stream else None
+    if g is None:
+        return
+    put = replies.append
+    acked = 0
+    try:
+        for i in range(start, len(requests)):
+            argv = requests[i]
+            if len(argv) < 4 or argv[2] != group or argv[1] != k or argv[0] != name:
+                break
+            try:
+                n = _ack(g, argv)
+            except CommandError:
+                break
+            acked += n
+            put(n)
+    finally:
+        if acked:
+            db.modified(k, acked)
 
 
 @command("XACKDEL", -6, "write fast", (1, 1, 1), group="stream", since="8.2.0",

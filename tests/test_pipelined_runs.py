@@ -1,7 +1,7 @@
-"""Pipelined XADD runs: many appends to one stream arriving in one read.
+"""Pipelined runs: many XADDs to one stream, or XACKs to one group, arriving in one read.
 
-streamd takes such a run together (``xadd_batch``); every request of it must still end as
-if it had run alone: same replies, same errors, same node layout, same statistics, WATCH
+streamd takes such a run together (``xadd_batch``, ``xack_batch``); every request of it
+must still end as if it had run alone: same replies, same errors, same node layout, same statistics, WATCH
 and blocked readers served exactly as Redis serves them. Each test sends its pipeline in
 one write, so the requests reach the server in one read.
 """
@@ -139,3 +139,34 @@ def test_idmp_run_with_duplicates(raw, r):
     assert info["iids-added"] == 4
     assert info["iids-duplicates"] == 2
     assert info["pids-tracked"] == 2
+
+
+def test_xack_run_with_bad_ids_and_other_groups(raw, r):
+    ids = [r.xadd("k", {"f": i}) for i in range(5)]
+    r.xgroup_create("k", "g", "0")
+    r.xgroup_create("k", "h", "0")
+    r.xreadgroup("g", "c", {"k": ">"})
+    r.xreadgroup("h", "c", {"k": ">"})
+    r.config_resetstat()
+    c = raw()
+    replies = _pipeline(
+        c,
+        ("XACK", "k", "g", ids[0]),
+        ("XACK", "k", "g", ids[0]),  # no longer pending
+        ("xack", "k", "g", ids[1]),
+        ("XACK", "k", "g", "bad-id"),  # error, and nothing acknowledged by it
+        ("XACK", "k", "g", ids[2], "bad-id"),  # all or nothing
+        ("XACK", "k", "h", ids[2]),  # another group
+        ("XACK", "k", "g", ids[3], ids[4]),
+        ("XACK", "k", "nogroup", ids[2]),
+        ("XACK", "nokey", "g", ids[2]),
+        ("XPENDING", "k", "g"),
+    )
+    assert replies[:3] == [1, 0, 1]
+    for i in (3, 4):
+        assert str(replies[i]) == "ERR Invalid stream ID specified as stream command argument"
+    assert replies[5:9] == [1, 2, 0, 0]
+    assert replies[9][0] == 1  # only ids[2] is still pending in g
+    assert r.xpending("k", "h")["pending"] == 4
+    stats = r.info("commandstats")["cmdstat_xack"]
+    assert (stats["calls"], stats["failed_calls"]) == (9, 2)
