@@ -363,15 +363,20 @@ class Stream:
             tail = nodes[-1] if nodes else None
         nf = len(fields) >> 1
         # Raw bytes (the node-size check) and listpack bytes of the values, in one pass;
-        # short non-numeric strings (the common value) are sized without a call.
+        # the common values are sized without a call: short non-numeric strings, and any
+        # string of 64 bytes to 4 KiB (too long to be an integer).
         raw = 0
         size = 2  # the flags element
         for k in range(1, 2 * nf, 2):
             value = fields[k]
             n = len(value)
             raw += len(fields[k - 1]) + n
-            size += n + 2 if n < 64 and (not n or value[0] not in _NUM_START) \
-                else _str_size(value)
+            if n < 64:
+                size += n + 2 if not n or value[0] not in _NUM_START else _str_size(value)
+            elif n < 4096:
+                size += n + 3 if n < 126 else n + 4  # 2-byte header, 1- or 2-byte backlen
+            else:
+                size += _str_size(value)
         if tail is not None:
             if node_max_entries > 0 and len(tail.ms) >= node_max_entries:
                 tail.seal()
