@@ -258,14 +258,19 @@ class RequestReader:
                     raise ValueError("not a request")
             new = out[start:] if start else out
             try:
-                # C-level passes over the elements both size the requests and prove each
-                # element a bulk string: bytes.__len__ raises TypeError for the integers,
-                # nested arrays, nulls and errors hiredis also parses. A lone request (an
-                # unpipelined client) is cheaper without chaining.
+                # Size the requests and prove each element a bulk string, not one of the
+                # integers, nested arrays, nulls and errors hiredis also parses. A lone
+                # request (an unpipelined client) takes a plain loop: cheaper than the
+                # C-level passes below, which pay off only over many elements.
                 if len(new) == 1:
                     req = new[0]
-                    consumed = extra + _MB_SIZE[len(req)] + sum(map(_BULK_AT, map(_BLEN, req)))
+                    consumed = extra + _MB_SIZE[len(req)]
+                    for arg in req:
+                        if type(arg) is not bytes:
+                            raise TypeError
+                        consumed += _BULK_SIZE[len(arg)]
                 else:
+                    # bytes.__len__ raises TypeError for anything but bytes.
                     consumed = extra + sum(map(_MB_AT, map(len, new))) + sum(
                         map(_BULK_AT, map(_BLEN, _chain(new))))
             except IndexError:  # 1024+ arguments or an 8 KiB+ argument
