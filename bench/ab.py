@@ -11,7 +11,13 @@ what still shows a 3 % change: both versions see the same drift, and the minimum
 the interruptions. It measures the parse -> dispatch -> execute -> encode path, not the
 socket I/O (``python -m bench`` measures that, against Redis).
 
-Workloads: ping1 (one PING per read, as an unpipelined client sends it), ping (16 per read),
+``--cold`` pauses 100 µs before every read. An unpipelined client leaves the server idle
+between requests, and a request served after such a pause runs with cold caches at several
+times its hot cost (PING: ~14 µs against ~3 µs here); this mode compares that cost, by
+medians.
+
+Workloads: ping1 / xadd1 / xrange1 (one PING, XADD or XRANGE COUNT 10 per read, as an
+unpipelined client sends them), ping (16 per read),
 xadd8 / xadd512 (16 XADD per read), plain / idmp / idmpauto (16 XADD, XADD IDMP or XADD
 IDMPAUTO per read from 50 producers, values 8-512 B), xrange / xrevrange (16 XRANGE / XREVRANGE COUNT 10 per
 read on a 100k stream),
@@ -25,6 +31,7 @@ import argparse
 import importlib
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,7 +41,7 @@ from pathlib import Path
 from .workloads import xadd_maker
 
 REPO = Path(__file__).resolve().parent.parent
-WORKLOADS = ("ping1", "ping", "xadd8", "xadd512", "plain", "idmp", "idmpauto", "xrange",
+WORKLOADS = ("ping1", "xadd1", "xrange1", "ping", "xadd8", "xadd512", "plain", "idmp", "idmpauto", "xrange",
              "xrevrange", "readgroup")
 
 
@@ -76,6 +83,9 @@ def _workload(name: str, clients: list):
     rnd = random.Random(3)
     if name == "ping1":
         return [_req(b"PING")] * 50, 1, None
+    if name == "xadd1":
+        return ([_req(b"XADD", b"ab:x", b"*", b"f", b"12345678")] * 50, 1,
+                lambda c: c.data_received(_req(b"XTRIM", b"ab:x", b"MAXLEN", b"1000")))
     if name == "ping":
         return [_req(b"PING") * 16] * 50, 16, None
     if name in ("xadd8", "xadd512"):
@@ -98,14 +108,16 @@ def _workload(name: str, clients: list):
             c.data_received(_req(b"XTRIM", key, b"MAXLEN", b"1000")
                             + _req(b"XCFGSET", key, b"IDMP-MAXSIZE", b"%d" % (10000 - n % 2)))
         return reads, 16, reset
-    if name in ("xrange", "xrevrange"):
+    if name in ("xrange", "xrevrange", "xrange1"):
         for c in clients:
             _fill(c, b"ab:r", 100_000)
+        cmd = b"XREVRANGE" if name == "xrevrange" else b"XRANGE"
         def one() -> bytes:
             at = b"%d" % rnd.randrange(11, 99_980)
-            ends = (at, b"+") if name == "xrange" else (at, b"-")
-            return _req(name.upper().encode(), b"ab:r", *ends, b"COUNT", b"10")
-        return [b"".join(one() for _ in range(16)) for _ in range(50)], 16, None
+            ends = (at, b"-") if name == "xrevrange" else (at, b"+")
+            return _req(cmd, b"ab:r", *ends, b"COUNT", b"10")
+        per_read = 1 if name == "xrange1" else 16
+        return [b"".join(one() for _ in range(per_read)) for _ in range(50)], per_read, None
     if name == "readgroup":
         for c in clients:
             _fill(c, b"ab:g", 5000)
@@ -123,23 +135,32 @@ def _workload(name: str, clients: list):
     raise SystemExit(f"unknown workload {name!r}; choose from {', '.join(WORKLOADS)}")
 
 
-def compare(name: str, clients: dict, rounds: int) -> dict:
+def compare(name: str, clients: dict, rounds: int, cold: bool = False) -> dict:
     reads, per_read, reset = _workload(name, list(clients.values()))
     best = {label: [float("inf")] * len(reads) for label in clients}
+    every = {label: [[] for _ in reads] for label in clients}
     clock = time.perf_counter
+    pause = time.sleep
     order = list(clients)
     for r in range(rounds):
         for label in (order if r % 2 else order[::-1]):
             c = clients[label]
             for i, data in enumerate(reads):
+                if cold:
+                    pause(0.0001)
                 t0 = clock()
                 c.data_received(data)
                 t = clock() - t0
+                every[label][i].append(t)
                 if t < best[label][i]:
                     best[label][i] = t
             if reset is not None:
                 reset(c)
     units = 5000 if name == "readgroup" else len(reads) * per_read
+    if cold:
+        # After a pause the caches are cold and the times spread widely: medians, not minima.
+        return {label: sum(map(statistics.median, times)) / units * 1e6
+                for label, times in every.items()}
     return {label: sum(times) / units * 1e6 for label, times in best.items()}
 
 
@@ -147,6 +168,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.ab")
     ap.add_argument("--base", default="HEAD", help="git revision to compare with (default HEAD)")
     ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--cold", action="store_true",
+                    help="pause 100 µs before every read, as an unpipelined client's server "
+                         "idles between requests (cold caches), and compare medians")
     ap.add_argument("workloads", nargs="*", default=list(WORKLOADS))
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="streamd-ab-") as tmp:
@@ -163,7 +187,7 @@ def main(argv=None) -> int:
         print(f"{'workload':<10} {'base ' + args.base:>16} {'working tree':>14}  change")
         for name in args.workloads:
             clients = {"base": _client("streamd_base"), "work": _client("streamd_work")}
-            res = compare(name, clients, args.rounds)
+            res = compare(name, clients, args.rounds, args.cold)
             change = (res["work"] / res["base"] - 1) * 100
             print(f"{name:<10} {res['base']:>13.3f} µs {res['work']:>11.3f} µs  {change:+.1f} %")
     return 0

@@ -89,14 +89,18 @@ def test_bench_smoke(tmp_path):
         assert m["title"] in md
 
 
-def test_ab_compares_the_working_tree_with_a_revision():
+@pytest.mark.parametrize("options,workloads", [
+    ([], ["ping", "readgroup"]),
+    (["--cold"], ["xadd1", "idmp"]),
+])
+def test_ab_compares_the_working_tree_with_a_revision(options, workloads):
     if not (REPO / ".git").exists() or not shutil.which("git"):
         pytest.skip("needs a git checkout")
-    proc = subprocess.run([sys.executable, "-m", "bench.ab", "--rounds", "2", "ping", "readgroup"],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "bench.ab", "--rounds", "2", *options,
+                           *workloads], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = {line.split()[0]: line.split() for line in proc.stdout.splitlines()[1:]}
-    assert set(rows) == {"ping", "readgroup"}
+    assert set(rows) == set(workloads)
     for name, row in rows.items():
         base, work = float(row[1]), float(row[3])
         assert 0 < base < 1e4 and 0 < work < 1e4, row
