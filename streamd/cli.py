@@ -100,6 +100,7 @@ def _new_loop() -> asyncio.AbstractEventLoop:
 
 
 async def _serve(config: Config) -> int:
+    from .server.gcpolicy import GcPolicy
     from .server.server import Server
 
     log = logging.getLogger("streamd")
@@ -109,6 +110,8 @@ async def _serve(config: Config) -> int:
     except OSError as exc:
         log.warning("Failed listening on port %s (tcp), aborting: %s", config["port"], exc)
         return 1
+    server.gc_policy = GcPolicy()
+    server.gc_policy.start()
     await server.serve_until_stopped()
     return 0
 

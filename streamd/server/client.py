@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import weakref
 import time
 from collections import deque
 from time import time as _now
@@ -55,7 +56,9 @@ class Client(asyncio.Protocol):
         self.laddr = "?:0"
         self.fd = -1
         self.transport = None
-        self.reader = RequestReader(self)
+        # The reader asks the client for its limits; a weak reference keeps the two out of
+        # a cycle, so a closed client is freed at once (see server/gcpolicy.py).
+        self.reader = RequestReader(weakref.proxy(self))
         self._out = bytearray()
         self._paused_reading = False
 

@@ -64,6 +64,7 @@ class Server:
         self.lastsave = int(time.time())
         self.paused_until = 0.0
         self.run_id = os.urandom(20).hex()
+        self.gc_policy = None  # a GcPolicy in the server process (cli), ticked by the cron
         self.reset_stats()
 
     def reset_stats(self) -> None:
@@ -332,6 +333,8 @@ class Server:
                 self.keyspace.idmp.expire(now_ms())
             if self.keyspace.ready:
                 self.handle_ready()
+            if self.gc_policy is not None:
+                self.gc_policy.tick()
         except Exception:
             log.exception("cron failed")
         self._cron_handle = self.loop.call_later(1 / self.config["hz"], self.cron)

@@ -454,6 +454,13 @@ class ConsumerGroup:
         est = estimate_entries_read(stream, self.last_id)
         return None if est == UNKNOWN else stream.entries_added - est
 
+    def __del__(self):
+        # The pending entries and the sentinel form a ring, which reference counting alone
+        # cannot free; unlink it so the group's pending entries go with the group.
+        node = self._head
+        while node is not None:
+            node.prev, node.next, node = None, None, node.next
+
     # --- copying -------------------------------------------------------------------------
     def copy(self) -> "ConsumerGroup":
         new = ConsumerGroup(self.name, self.last_id, self.entries_read)

@@ -1,0 +1,114 @@
+"""The server process's garbage-collector policy and the cycle-free structures it relies
+on (``streamd/server/gcpolicy.py``)."""
+
+from __future__ import annotations
+
+import gc
+import time
+import weakref
+
+import pytest
+import redis
+
+from streamd.server import gcpolicy
+from streamd.server.gcpolicy import GcPolicy
+from tests.inprocess import InProcessServer
+
+pytestmark = pytest.mark.streamd_only
+
+
+class _Cyclic:
+    def __init__(self):
+        self.me = self
+
+
+@pytest.fixture
+def policy():
+    enabled = gc.isenabled()
+    gc.disable()  # only the collections the test makes
+    p = GcPolicy()
+    p.start()
+    yield p
+    gc.unfreeze()
+    if enabled:
+        gc.enable()
+
+
+def test_survivors_of_a_full_collection_are_frozen(policy):
+    frozen = gc.get_freeze_count()
+    policy.tick()
+    assert gc.get_freeze_count() == frozen  # no full collection since start: nothing to do
+    kept = [[i] for i in range(1000)]
+    gc.collect()
+    policy.tick()
+    assert gc.get_freeze_count() >= frozen + 1000
+    assert all(gc.is_tracked(x) for x in kept)
+
+
+def test_reclaim_collects_cyclic_garbage_that_was_frozen(policy):
+    objs = [_Cyclic() for _ in range(500)]
+    gc.collect()
+    policy.tick()  # the cycles are alive: frozen with the other survivors
+    ref = weakref.ref(objs[0])
+    del objs
+    assert ref() is not None  # garbage now, but frozen: not collected...
+    gc.collect()
+    assert ref() is not None
+    assert policy.reclaim() >= 500  # ...until a reclaim
+    assert ref() is None
+
+
+def test_reclaim_when_the_frozen_set_doubles(policy, monkeypatch):
+    monkeypatch.setattr(gcpolicy, "FLOOR", 10)
+    base = gc.get_freeze_count()
+    kept = [[i] for i in range(base + 1000)]  # more than doubles the frozen set
+    gc.collect()
+    policy.tick()
+    assert policy.reclaims == 1
+    assert gc.get_freeze_count() >= base + 1000
+    del kept
+
+
+def _wait(predicate, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.01)
+
+
+def _pending_entries() -> int:
+    # Garbage stays tracked until collected, so this also counts an uncollected ring.
+    return sum(1 for o in gc.get_objects() if type(o).__name__ == "PendingEntry")
+
+
+def test_closed_clients_and_dropped_groups_need_no_cycle_collection():
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        with InProcessServer() as srv:
+            r = redis.Redis(port=srv.port)
+            c = redis.Redis(port=srv.port, single_connection_client=True)
+            c.client_setname("gc-test")
+            server = srv.server
+            ours = [cl for cl in list(server.clients.values()) if cl.name == b"gc-test"]
+            assert len(ours) == 1
+            client = weakref.ref(ours[0])
+            del ours
+            c.close()
+            _wait(lambda: all(cl.name != b"gc-test" for cl in list(server.clients.values())))
+            _wait(lambda: client() is None)
+
+            before = _pending_entries()
+            r.xadd("s", {"f": "v"})
+            r.xadd("s", {"f": "v"})
+            r.xgroup_create("s", "g", "0")
+            r.xreadgroup("g", "c", {"s": ">"})
+            assert _pending_entries() == before + 3  # two entries and the ring's sentinel
+            r.xgroup_destroy("s", "g")
+            _wait(lambda: _pending_entries() == before)
+            r.close()
+    finally:
+        if enabled:
+            gc.enable()
