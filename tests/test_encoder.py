@@ -80,3 +80,13 @@ def test_entries_pairs_and_runs_encode_as_nested_arrays():
         # The four entries as plain nested arrays, then the deleted one; "*4" becomes "*5".
         body = to_bytes(want, resp)[len(b"*4"):]
         assert to_bytes(value, resp) == b"*5" + body + b"*2\r\n$3\r\n7-0\r\n" + null
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_encode_each_equals_one_encode_per_value(resp):
+    from streamd.protocol.encoder import encode_each
+
+    values = [b"1-1", 0, 1, 1023, 1024, -1, 2**63, b"x" * 2000, None, [b"a", 1], True, 1.5]
+    out = bytearray()
+    encode_each(values, out, resp)
+    assert bytes(out) == b"".join(to_bytes(v, resp) for v in values)

@@ -96,15 +96,7 @@ def encode(value, out: bytearray, resp: int = 2) -> None:
     elif t is list or t is tuple:
         n = len(value)
         out += _ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n
-        for item in value:
-            # Stream replies are arrays of arrays of bulk strings: keep leaves inline.
-            if type(item) is bytes:
-                n = len(item)
-                out += _BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n
-                out += item
-                out += _CRLF
-            else:
-                encode(item, out, resp)
+        encode_each(value, out, resp)
     elif t is Entries:
         n = value.count
         out += _ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n
@@ -187,6 +179,23 @@ def encode(value, out: bytearray, resp: int = 2) -> None:
         encode(bytes(value), out, resp)
     else:
         raise TypeError(f"cannot encode reply value of type {t.__name__}")
+
+
+def encode_each(values, out: bytearray, resp: int = 2) -> None:
+    """Append the encodings of ``values`` one after another: an array's items, or the
+    replies of a batch. Bulk strings and small integers (stream replies' leaves, pipelined
+    XADD's and XACK's replies) are written inline."""
+    for value in values:
+        t = type(value)
+        if t is bytes:
+            n = len(value)
+            out += _BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n
+            out += value
+            out += _CRLF
+        elif t is int and 0 <= value < 1024:
+            out += _INT_CACHE[value]
+        else:
+            encode(value, out, resp)
 
 
 def to_bytes(value, resp: int = 2) -> bytes:

@@ -24,7 +24,7 @@ from ..commands.errors import CommandError
 from ..commands.table import DISPATCH, Command
 from ..config import Config
 from ..idmp import IdmpRegistry
-from ..protocol.encoder import encode
+from ..protocol.encoder import encode, encode_each
 from ..protocol.replies import NULL_ARRAY, QUEUED as _QUEUED, ErrorReply
 from ..store.keyspace import Keyspace, now_ms
 from .client import Client
@@ -154,9 +154,7 @@ class Server:
             elapsed = time_ns() - start
             if elapsed > 0:
                 cmd.usec += elapsed // 1000
-            out, resp = client._out, client.resp
-            for reply in replies:
-                encode(reply, out, resp)
+            encode_each(replies, client._out, client.resp)
         return taken
 
     def _resolve(self, client: Client, argv: list[bytes]):
