@@ -16,8 +16,8 @@ between requests, and a request served after such a pause runs with cold caches 
 times its hot cost (PING: ~14 µs against ~3 µs here); this mode compares that cost, by
 medians.
 
-Workloads: ping1 / xadd1 / xrange1 (one PING, XADD or XRANGE COUNT 10 per read, as an
-unpipelined client sends them), ping (16 per read),
+Workloads: ping1 / xadd1 / idmp1 / xrange1 (one PING, XADD, XADD IDMP or XRANGE COUNT 10
+per read, as an unpipelined client sends them), ping (16 per read),
 xadd8 / xadd512 (16 XADD per read), plain / idmp / idmpauto (16 XADD, XADD IDMP or XADD
 IDMPAUTO per read from 50 producers, values 8-512 B), xrange / xrevrange (16 XRANGE / XREVRANGE COUNT 10 per
 read on a 100k stream),
@@ -41,7 +41,7 @@ from pathlib import Path
 from .workloads import xadd_maker
 
 REPO = Path(__file__).resolve().parent.parent
-WORKLOADS = ("ping1", "xadd1", "xrange1", "ping", "xadd8", "xadd512", "plain", "idmp", "idmpauto", "xrange",
+WORKLOADS = ("ping1", "xadd1", "idmp1", "xrange1", "ping", "xadd8", "xadd512", "plain", "idmp", "idmpauto", "xrange",
              "xrevrange", "readgroup")
 
 
@@ -92,22 +92,24 @@ def _workload(name: str, clients: list):
         value = b"12345678" if name == "xadd8" else b"v" * 512  # the values of python -m bench
         return ([_req(b"XADD", b"ab:x", b"*", b"f", value) * 16] * 50, 16,
                 lambda c: c.data_received(_req(b"XTRIM", b"ab:x", b"MAXLEN", b"1000")))
-    if name in ("plain", "idmp", "idmpauto"):
+    if name in ("plain", "idmp", "idmpauto", "idmp1"):
         # 50 producers, 16 appends per read, values 8-512 B (python -m bench's generator);
         # between rounds a changed IDMP-MAXSIZE clears the records, so every round's iids
         # are new again.
         key = b"ab:" + name.encode()
         for c in clients:
             c.data_received(_req(b"XADD", key, b"*", b"f", b"init"))
-        makers = [xadd_maker(name, key, p) for p in range(50)]
-        reads = [b"".join(makers[r % 50](r * 16 + j) for j in range(16)) for r in range(50)]
+        per_read = 1 if name == "idmp1" else 16
+        makers = [xadd_maker(name.rstrip("1"), key, p) for p in range(50)]
+        reads = [b"".join(makers[r % 50](r * per_read + j) for j in range(per_read))
+                 for r in range(50)]
         sizes = iter(range(10**9))
 
         def reset(c):
             n = next(sizes)
             c.data_received(_req(b"XTRIM", key, b"MAXLEN", b"1000")
                             + _req(b"XCFGSET", key, b"IDMP-MAXSIZE", b"%d" % (10000 - n % 2)))
-        return reads, 16, reset
+        return reads, per_read, reset
     if name in ("xrange", "xrevrange", "xrange1"):
         for c in clients:
             _fill(c, b"ab:r", 100_000)

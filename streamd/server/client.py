@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import weakref
 import time
+import weakref
 from collections import deque
 from time import time as _now
 
