@@ -163,6 +163,16 @@ def test_duplicate_of_deleted_and_trimmed_entries(r):
     assert idmp_info(r, "s")["iids-duplicates"] == 2
 
 
+def test_duplicate_wins_over_an_exhausted_stream(r):
+    a = xadd(r, "s", "IDMP", "p", "a", "*", "f", "v")
+    r.execute_command("XSETID", "s", "18446744073709551615-18446744073709551615")
+    assert xadd(r, "s", "IDMP", "p", "a", "*", "f", "v") == a  # checked before the ID
+    with pytest.raises(redis.ResponseError, match="exhausted the last possible ID"):
+        xadd(r, "s", "IDMP", "p", "b", "*", "f", "v")
+    info = idmp_info(r, "s")
+    assert (info["iids-added"], info["iids-duplicates"], info["iids-tracked"]) == (1, 1, 1)
+
+
 # --- parsing -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args,message", [

@@ -310,39 +310,44 @@ def xadd(ctx, argv):
         db.add(k, s)
         created = True
     fields = argv[a.id_pos + 1:]
-    if a.idmp:
+    sid = None
+    if a.idmp:  # always with '*'
         state = s.idmp
         if state is None:
             state = s.idmp = new_idmp_state(ctx)
         pid = argv[a.idmp_pos]
         iid = auto_iid(fields) if a.idmp_auto else argv[a.idmp_pos + 1]
-        dup = state.lookup(pid, iid)
+        if s.last_id != MAX_ID and sum(map(len, fields)) <= (1 << 30):
+            # The append below cannot fail: the pair is looked up and recorded in one step.
+            sid = s.next_auto_id(ctx.now_ms)
+            dup = state.claim(pid, iid, sid)
+        else:
+            dup = state.lookup(pid, iid)  # a duplicate still wins over the errors below
         if dup is not None:
             db.modified(k)  # Redis 8.6.2+: a duplicate counts as a write (WATCH, dirty)
             return format_id(dup)
-    last = s.last_id
-    if last == MAX_ID:
-        raise CommandError(E.STREAM_EXHAUSTED)
-    if requested is None:
-        sid = s.next_auto_id(ctx.now_ms)
-    elif requested < 0:  # ms-*: next sequence within ms, or ms-0
-        ms = auto_seq_ms(requested)
-        if ms == last >> 64:
-            if last & U64 == U64:
-                raise CommandError(E.STREAM_XADD_TOO_SMALL)
-            sid = last + 1
+    if sid is None:
+        last = s.last_id
+        if last == MAX_ID:
+            raise CommandError(E.STREAM_EXHAUSTED)
+        if requested is None:
+            sid = s.next_auto_id(ctx.now_ms)
+        elif requested < 0:  # ms-*: next sequence within ms, or ms-0
+            ms = auto_seq_ms(requested)
+            if ms == last >> 64:
+                if last & U64 == U64:
+                    raise CommandError(E.STREAM_XADD_TOO_SMALL)
+                sid = last + 1
+            else:
+                sid = ms << 64
         else:
-            sid = ms << 64
-    else:
-        sid = requested
-    if sid <= last:
-        raise CommandError(E.STREAM_XADD_TOO_SMALL)
-    if sum(map(len, fields)) > (1 << 30):
-        raise CommandError(E.STREAM_TOO_LARGE)
+            sid = requested
+        if sid <= last:
+            raise CommandError(E.STREAM_XADD_TOO_SMALL)
+        if sum(map(len, fields)) > (1 << 30):
+            raise CommandError(E.STREAM_TOO_LARGE)
     config = ctx.config.values
     s.append(sid, fields, config["stream-node-max-entries"], config["stream-node-max-bytes"])
-    if a.idmp:
-        state.record(pid, iid, sid)
     if a.trims:
         _trim(ctx, s, a)
     if not created:
