@@ -14,7 +14,8 @@ socket I/O (``python -m bench`` measures that, against Redis).
 ``--cold`` pauses 100 µs before every read. An unpipelined client leaves the server idle
 between requests, and a request served after such a pause runs with cold caches at several
 times its hot cost (PING: ~14 µs against ~3 µs here); this mode compares that cost, by
-medians.
+medians. It is far noisier than the default mode: two versions with the same request path
+have differed by 12 % in it, so only a larger change means anything.
 
 Workloads: ping1 / xadd1 / idmp1 / xrange1 (one PING, XADD, XADD IDMP or XRANGE COUNT 10
 per read, as an unpipelined client sends them), ping (16 per read),
