@@ -58,15 +58,22 @@ def test_reclaim_collects_cyclic_garbage_that_was_frozen(policy):
     assert ref() is None
 
 
-def test_reclaim_when_the_frozen_set_doubles(policy, monkeypatch):
-    monkeypatch.setattr(gcpolicy, "FLOOR", 10)
-    base = gc.get_freeze_count()
-    kept = [[i] for i in range(base + 1000)]  # more than doubles the frozen set
+def test_reclaim_when_peak_memory_doubles(policy, monkeypatch):
+    monkeypatch.setattr(gcpolicy, "FLOOR", 0)
+    rss = [policy._base]
+    monkeypatch.setattr(gcpolicy, "peak_rss", lambda: rss[0])
+    gc.collect()
+    policy.tick()
+    assert policy.reclaims == 0  # a full collection, no growth: survivors frozen only
+    rss[0] = 2 * rss[0] + 1
     gc.collect()
     policy.tick()
     assert policy.reclaims == 1
-    assert gc.get_freeze_count() >= base + 1000
-    del kept
+    assert policy._base == rss[0]
+
+
+def test_peak_rss_is_bytes():
+    assert 1 << 20 < gcpolicy.peak_rss() < 1 << 40
 
 
 def _wait(predicate, timeout=5.0):

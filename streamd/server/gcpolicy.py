@@ -10,9 +10,11 @@ reference machine: a stream of 512-byte values holds four per seven entries).
 
 ``GcPolicy`` freezes (``gc.freeze``) what survives each full collection, so the next ones
 walk only what was promoted since. Frozen objects are still freed by reference counting.
-Only cyclic garbage among them stays until the frozen set has doubled since the last
-reclaim, when one full collection over everything (the pause CPython would have taken
-anyway, but at every doubling instead of every quarter) reclaims it. The server's own
+Only cyclic garbage among them stays until the process has doubled its peak memory since
+the last reclaim, when one full collection over everything (the pause CPython would have
+taken anyway, but at every doubling instead of every quarter) reclaims it. Peak RSS stands
+in for the frozen set's size, which ``gc.get_freeze_count`` can only give by walking it
+(about 50 ms at two million objects). The server's own
 long-lived structures avoid cycles so that this holds little: a client's request reader
 refers back to it weakly, and a consumer group unlinks its pending-entries ring when it is
 freed.
@@ -21,10 +23,16 @@ freed.
 from __future__ import annotations
 
 import gc
+import resource
 
-# Reclaim when the frozen set has grown by this factor, and by at least FLOOR objects.
+# Reclaim when peak RSS has grown by this factor, and by at least FLOOR bytes.
 GROWTH = 2.0
-FLOOR = 100_000
+FLOOR = 64 << 20
+
+
+def peak_rss() -> int:
+    """The process's peak resident set size in bytes (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 class GcPolicy:
@@ -34,13 +42,13 @@ class GcPolicy:
 
     def __init__(self):
         self._full = 0  # full collections seen so far
-        self._base = 0  # frozen objects right after the last reclaim (or start)
+        self._base = 0  # peak RSS right after the last reclaim (or start)
         self.reclaims = 0
 
     def start(self) -> None:
         gc.collect()
         gc.freeze()  # modules, the command table, config: never garbage
-        self._base = gc.get_freeze_count()
+        self._base = peak_rss()
         self._full = gc.get_stats()[2]["collections"]
 
     def tick(self) -> None:
@@ -49,7 +57,7 @@ class GcPolicy:
             return  # no full collection since the last tick: nothing new survived one
         gc.collect(1)  # the young generations' garbage is not frozen with the survivors
         gc.freeze()
-        if gc.get_freeze_count() > max(self._base * GROWTH, self._base + FLOOR):
+        if peak_rss() > max(self._base * GROWTH, self._base + FLOOR):
             self.reclaim()
         self._full = gc.get_stats()[2]["collections"]
 
@@ -59,7 +67,7 @@ class GcPolicy:
         gc.unfreeze()
         collected = gc.collect()
         gc.freeze()
-        self._base = gc.get_freeze_count()
+        self._base = peak_rss()
         self._full = gc.get_stats()[2]["collections"]
         self.reclaims += 1
         return collected
