@@ -52,10 +52,12 @@ class GcPolicy:
         self._full = gc.get_stats()[2]["collections"]
 
     def tick(self) -> None:
-        full = gc.get_stats()[2]["collections"]
-        if full == self._full:
-            return  # no full collection since the last tick: nothing new survived one
-        gc.collect(1)  # the young generations' garbage is not frozen with the survivors
+        if gc.get_count()[2] == 0 and gc.get_stats()[2]["collections"] == self._full:
+            return  # nothing reached the oldest generation since the last tick
+        # A full collection now walks only what was promoted since the last tick (a few
+        # thousand objects at most write rates); left to CPython, the first one after a
+        # reclaim would wait for a quarter of the heap and walk all of it at once.
+        gc.collect()
         gc.freeze()
         if peak_rss() > max(self._base * GROWTH, self._base + FLOOR):
             self.reclaim()
