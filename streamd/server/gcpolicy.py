@@ -8,8 +8,9 @@ a stream grows, and each of those full collections stops the server for a time
 proportional to the whole heap (about 270 ms at 1.2 million tracked objects on the
 reference machine: a stream of 512-byte values holds four per seven entries).
 
-``GcPolicy`` freezes (``gc.freeze``) what survives each full collection, so the next ones
-walk only what was promoted since. Frozen objects are still freed by reference counting.
+``GcPolicy`` runs a full collection from the server's cron whenever something has reached
+the oldest generation since the last tick, and freezes (``gc.freeze``) what survives, so
+each one walks only what was promoted since: a few thousand objects, milliseconds. Frozen objects are still freed by reference counting.
 Only cyclic garbage among them stays until the process has doubled its peak memory since
 the last reclaim, when one full collection over everything (the pause CPython would have
 taken anyway, but at every doubling instead of every quarter) reclaims it. Peak RSS stands
