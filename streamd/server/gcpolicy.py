@@ -10,15 +10,15 @@ reference machine: a stream of 512-byte values holds four per seven entries).
 
 ``GcPolicy`` runs a full collection from the server's cron whenever something has reached
 the oldest generation since the last tick, and freezes (``gc.freeze``) what survives, so
-each one walks only what was promoted since: a few thousand objects, milliseconds. Frozen objects are still freed by reference counting.
-Only cyclic garbage among them stays until the process has doubled its peak memory since
-the last reclaim, when one full collection over everything (the pause CPython would have
-taken anyway, but at every doubling instead of every quarter) reclaims it. Peak RSS stands
-in for the frozen set's size, which ``gc.get_freeze_count`` can only give by walking it
-(about 50 ms at two million objects). The server's own
-long-lived structures avoid cycles so that this holds little: a client's request reader
-refers back to it weakly, and a consumer group unlinks its pending-entries ring when it is
-freed.
+each one walks only what was promoted since: a few thousand objects, milliseconds. Frozen
+objects are still freed by reference counting. Only cyclic garbage among them stays until
+the process has doubled its peak memory since the last reclaim, when one full collection
+over everything (the pause CPython would have taken anyway, but at every doubling instead
+of every quarter) reclaims it. Peak RSS stands in for the frozen set's size, which
+``gc.get_freeze_count`` can only give by walking it (about 50 ms at two million objects).
+The server's own long-lived structures avoid cycles so that this holds little: a client's
+request reader refers back to it weakly, and a consumer group unlinks its pending-entries
+ring when it is freed.
 """
 
 from __future__ import annotations
