@@ -451,17 +451,14 @@ def xack_batch(ctx, requests: list, start: int, replies: list) -> None:
     if g is None:
         return
     put = replies.append
-    ack = g.ack
     acked = 0
     try:
         for i in range(start, len(requests)):
             argv = requests[i]
-            argc = len(argv)
-            if argc < 4 or argv[2] != group or argv[1] != k or argv[0] != name:
+            if len(argv) < 4 or argv[2] != group or argv[1] != k or argv[0] != name:
                 break
             try:
-                # The usual single ID without _ack's call.
-                n = (1 if ack(strict_id(argv[3])) else 0) if argc == 4 else _ack(g, argv)
+                n = _ack(g, argv)
             except CommandError:
                 break
             acked += n

@@ -317,9 +317,9 @@ def xadd(ctx, argv):
             state = s.idmp = new_idmp_state(ctx)
         pid = argv[a.idmp_pos]
         iid = auto_iid(fields) if a.idmp_auto else argv[a.idmp_pos + 1]
-        if s.last_id != MAX_ID and sum(map(len, fields)) <= (1 << 30):
+        sid = _auto_append_id(s, fields, ctx.now_ms)
+        if sid is not None:
             # The append below cannot fail: the pair is looked up and recorded in one step.
-            sid = s.next_auto_id(ctx.now_ms)
             dup = state.claim(pid, iid, sid)
         else:
             dup = state.lookup(pid, iid)  # a duplicate still wins over the errors below
@@ -354,6 +354,14 @@ def xadd(ctx, argv):
         db.modified(k)
     db.signal_ready(k)
     return format_id(sid)
+
+
+def _auto_append_id(s: Stream, fields: list, now_ms: int) -> int | None:
+    """The ID ``XADD *`` appends ``fields`` with now; None when that append would fail
+    (the ID space is exhausted, or the entry is too large)."""
+    if sum(map(len, fields)) > (1 << 30):
+        return None
+    return s.next_auto_id(now_ms)
 
 
 @batch_handler("XADD")
@@ -400,10 +408,9 @@ def xadd_batch(ctx, requests: list, start: int, replies: list) -> None:
                 if len(fields) & 1:
                     break
                 pid = argv[a.idmp_pos]
-            last = s.last_id
-            if last == MAX_ID or sum(map(len, fields)) > (1 << 30):
+            sid = _auto_append_id(s, fields, now)
+            if sid is None:
                 break
-            sid = now << 64 if now > last >> 64 else last + 1
             if pid is not None:
                 dup = state.claim(pid, auto_iid(fields) if a.idmp_auto
                                   else argv[a.idmp_pos + 1], sid)

@@ -7,8 +7,10 @@ Use::
 
     registry = IdmpRegistry()                       # one per server (keyspace.idmp)
     state = registry.new_state(duration, maxsize)   # one per stream, at creation
-    dup = state.lookup(pid, iid)                    # before appending: stored id or None
-    state.record(pid, iid, new_id)                  # after a successful append
+    dup = state.claim(pid, iid, new_id)             # before an append that cannot fail:
+                                                    # stored id, or None and recorded
+    dup = state.lookup(pid, iid)                    # or in two steps: before appending,
+    state.record(pid, iid, new_id)                  # and after a successful append
     registry.expire(now_ms)                         # every server tick
 """
 
