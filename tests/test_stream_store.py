@@ -186,6 +186,18 @@ def test_same_fields_share_the_master_tuple():
     assert node.odd is None and node.vstart is None
 
 
+def test_consecutive_nodes_share_one_master_tuple():
+    s = Stream()
+    for i in range(6):  # fresh lists and name bytes every time, as requests bring them
+        s.append(make_id(1 + i, 0), [bytes(b"name"), b"%d" % i], 2, 4096)
+    s.append(make_id(10, 0), [b"other", b"x"], 2, 4096)
+    masters = [n.master for n in s._nodes]
+    assert len(masters) == 4
+    assert masters[0] is masters[1] is masters[2]
+    assert masters[3] == (b"other",)
+    assert [f for _, f in s.range(0, END)][-2:] == [[b"name", b"5"], [b"other", b"x"]]
+
+
 def test_variable_field_schemas_round_trip():
     s = Stream()
     rows = [[b"a", b"1"], [b"a", b"2", b"b", b"3"], [b"a", b"4"], [b"b", b""],

@@ -830,7 +830,7 @@ def radix_tree_nodes(s: Stream) -> int:
 
     Redis's rax stores runs of single-child bytes in one compressed node, a node per
     branching point, and a (childless) node per key."""
-    keys = [f.to_bytes(16, "big") for f in s._firsts]
+    keys = [f.to_bytes(16, "big") for f in s.first_ids()]
     if not keys:
         return 1
 

@@ -9,8 +9,9 @@ the tail node's estimated listpack size plus the new entry's raw size reaches
 
 Storage is packed so a million small entries stay small: per node, two ``array('Q')`` of
 ms/seq, one byte buffer of concatenated values with an ``array('I')`` of end offsets, the
-node's master field tuple shared by every entry that has the same field names, and a
-per-slot schema only for entries whose field names differ. Deleted slots are tombstones in
+node's master field tuple shared by every entry that has the same field names (and by the
+next node when it starts with them too), and a per-slot schema only for entries whose field
+names differ. The nodes' first IDs sit in two more arrays, for bisecting. Deleted slots are tombstones in
 a per-node bytearray; nothing shifts.
 
 IDs are the single ints of ``store.streamid``. No command names or error texts here.
@@ -315,7 +316,7 @@ class Stream:
     ENCODING = "stream"  # what OBJECT ENCODING reports
 
     __slots__ = ("length", "last_id", "first_id", "max_deleted_id", "entries_added",
-                 "groups", "idmp", "_nodes", "_firsts", "__weakref__")
+                 "groups", "idmp", "_nodes", "_fms", "_fseq", "__weakref__")
 
     def __init__(self):
         self.length = 0  # live entries
@@ -326,7 +327,12 @@ class Stream:
         self.groups: dict = {}  # name -> consumer group (owned by the group code)
         self.idmp = None  # per-stream IDMP state (owned by streamd.idmp), or None
         self._nodes: list[_Node] = []  # in ID order; never holds a node without slots
-        self._firsts: list[int] = []  # _firsts[i] == _nodes[i].first_id(), for bisect
+        # The nodes' first IDs, for bisecting: ``_fms[i] << 64 | _fseq[i] ==
+        # _nodes[i].first_id()``. Packed arrays rather than a list of ints: a seek in a big
+        # stream then reads a few adjacent cache lines instead of one scattered int object
+        # per bisection step.
+        self._fms = array("Q")
+        self._fseq = array("Q")
 
     def __len__(self) -> int:
         return self.length
@@ -392,10 +398,15 @@ class Stream:
         ms, seq = sid >> 64, sid & U64
         if tail is None:
             names = tuple(fields[0::2])
+            if nodes and names == nodes[-1].master:
+                # Consecutive nodes of one producer share one tuple (and its name strings)
+                # rather than keeping each node's first request's copies alive.
+                names = nodes[-1].master
             tail = _Node(names)
             tail.ms0, tail.seq0 = ms, seq
             nodes.append(tail)
-            self._firsts.append(sid)
+            self._fms.append(ms)
+            self._fseq.append(seq)
             size += 4  # ms and seq deltas are 0
         else:
             names = tuple(fields[0::2])
@@ -443,7 +454,8 @@ class Stream:
             j = node.lower_bound(sid)
             if j == 0:
                 nodes.pop()
-                self._firsts.pop()
+                self._fms.pop()
+                self._fseq.pop()
                 continue
             if j < node.slots():
                 keep = [(node.id_at(k), node.fields(k), node.is_live(k)) for k in range(j)]
@@ -467,7 +479,8 @@ class Stream:
         node = self._nodes[ni]
         if node.live == 1:
             del self._nodes[ni]
-            del self._firsts[ni]
+            del self._fms[ni]
+            del self._fseq[ni]
         else:
             node.kill(j)
         self.length -= 1
@@ -544,11 +557,13 @@ class Stream:
         if gone:
             if gone[-1] == len(gone) - 1:  # a prefix: the usual case
                 del nodes[:len(gone)]
-                del self._firsts[:len(gone)]
+                del self._fms[:len(gone)]
+                del self._fseq[:len(gone)]
             else:
                 drop = set(gone)
                 self._nodes = [n for k, n in enumerate(nodes) if k not in drop]
-                self._firsts = [f for k, f in enumerate(self._firsts) if k not in drop]
+                self._fms = array("Q", [f for k, f in enumerate(self._fms) if k not in drop])
+                self._fseq = array("Q", [f for k, f in enumerate(self._fseq) if k not in drop])
         if self.length == 0:
             self.first_id = 0
         elif deleted:
@@ -556,9 +571,24 @@ class Stream:
         return deleted
 
     # --- reads -----------------------------------------------------------------------------
+    def _node_index(self, sid: int) -> int:
+        """Index of the last node whose first ID is <= sid; -1 when there is none."""
+        ms_t = sid >> 64
+        fms = self._fms
+        hi = bisect_right(fms, ms_t)
+        if hi and fms[hi - 1] == ms_t:
+            # nodes that start in the same ms are ordered by their first seq
+            lo = bisect_left(fms, ms_t, 0, hi)
+            return bisect_right(self._fseq, sid & U64, lo, hi) - 1
+        return hi - 1
+
+    def first_ids(self) -> list[int]:
+        """Each node's first slot ID, head first (the keys of Redis's radix tree)."""
+        return [(m << 64) | q for m, q in zip(self._fms, self._fseq)]
+
     def _locate(self, sid: int):
         """(node index, slot) of the live entry ``sid``, or None."""
-        ni = bisect_right(self._firsts, sid) - 1
+        ni = self._node_index(sid)
         if ni < 0:
             return None
         node = self._nodes[ni]
@@ -627,7 +657,7 @@ class Stream:
             return out
         left = count
         if reverse:
-            ni = bisect_right(self._firsts, end) - 1
+            ni = self._node_index(end)
             if ni < 0:
                 return out
             node = nodes[ni]
@@ -646,15 +676,21 @@ class Stream:
                 node = nodes[ni]
                 stop = len(node.ms)
             return out
-        ni = bisect_right(self._firsts, start) - 1
+        fms = self._fms
+        ni = bisect_right(fms, start >> 64) - 1  # _node_index, inline for its usual case
+        if ni >= 0 and fms[ni] == start >> 64:
+            ni = self._node_index(start)
         if ni < 0:
             ni, j = 0, 0
         else:
             j = nodes[ni].lower_bound(start)
+        # Reads to the end (XREAD, "+") need no per-node end check; the tail node is hot,
+        # an inner node's ``last`` int would be one more cache miss per seek.
+        to_end = end >= nodes[-1].last
         for ni in range(ni, len(nodes)):
             node = nodes[ni]
             n = len(node.ms)
-            stop = n if node.last <= end else node.lower_bound(end + 1)
+            stop = n if to_end or node.last <= end else node.lower_bound(end + 1)
             if j < stop:
                 left -= node.runs(j, stop, left, out)
                 if left == 0:
@@ -690,7 +726,8 @@ class Stream:
         s.length, s.last_id, s.first_id = self.length, self.last_id, self.first_id
         s.max_deleted_id, s.entries_added = self.max_deleted_id, self.entries_added
         s._nodes = [n.copy() for n in self._nodes]
-        s._firsts = list(self._firsts)
+        s._fms = array("Q", self._fms)
+        s._fseq = array("Q", self._fseq)
         s.groups = {name: (g.copy() if hasattr(g, "copy") else g)
                     for name, g in self.groups.items()}
         if self.idmp is not None and hasattr(self.idmp, "copy"):
