@@ -352,6 +352,30 @@ def test_xreadgroup_lag_when_group_is_behind_trimmed_entries(r, call):
     assert info["lag"] == 2
 
 
+# Two lag/entries-read rules Redis added after 7.0 (7.0 answers lag 2 and entries-read 3 /
+# lag 1 here); the reference gives them for 8.8, the exact version that added them is not
+# pinned, hence the conservative marker.
+@pytest.mark.min_redis("8.0")
+def test_lag_of_an_emptied_stream_is_zero(r, call):
+    fill(r)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "s", ">")
+    assert call("XDEL", "s", "1-0", "2-0", "3-0") == 3
+    info = group_info(call)[0]
+    assert (info["entries-read"], info["lag"]) == (1, 0)
+
+
+@pytest.mark.min_redis("8.0")
+def test_entries_read_restarts_from_the_estimate_when_group_was_before_first_entry(r, call):
+    fill(r, n=4)
+    r.xdel("s", "1-0")  # first entry 2-0, max deleted 1-0
+    call("XGROUP", "CREATE", "s", "g", "1-5", "ENTRIESREAD", "0")
+    call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    # 2-0 is entry number 2 of the 4 ever added (4 added - 3 live + 1), not "0 + 1"
+    info = group_info(call)[0]
+    assert (info["entries-read"], info["lag"]) == (4, 0)
+
+
 def test_xreadgroup_in_multi_does_not_block(r, wire):
     wire("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
     assert wire("MULTI") == b"+OK\r\n"
