@@ -32,6 +32,7 @@ def test_byte_at_a_time(raw):
     (b'ECHO "a b\\x41\\n"\r\n', b"$5\r\na bA\n\r\n"),
     (b"ECHO 'it''s'\r\n", None),
     (b"ECHO 'x\\'y'\r\n", b"$3\r\nx'y\r\n"),
+    (b'ECHO "a\\x00b"\r\n', b"$3\r\na\x00b\r\n"),  # an escaped NUL is just a byte
 ])
 def test_inline_commands(raw, line, reply):
     c = raw()
@@ -41,6 +42,18 @@ def test_inline_commands(raw, line, reply):
         assert c.is_closed()
     else:
         assert c.read_reply() == reply
+
+
+@pytest.mark.parametrize("line", [b"\x00\x01\x02\r\n", b"PING\x00junk\r\n"])
+def test_inline_line_with_a_nul_byte_never_completes(raw, line):
+    # Redis finds the end of an inline line with strchr, which stops at the NUL: the line
+    # stays incomplete, later requests wait behind it, and past 64 KiB it is too big.
+    c = raw()
+    c.send(line + b"PING\r\n")
+    assert c.read_until(lambda b: False, timeout=0.5) == b""
+    c.send(b"x" * (64 * 1024) + b"\r\n")
+    assert c.read_reply() == b"-ERR Protocol error: too big inline request\r\n"
+    assert c.is_closed()
 
 
 def test_empty_inline_lines_are_ignored(raw):
@@ -180,3 +193,53 @@ def test_proto_max_bulk_len_is_configurable(r, raw):
         assert ok.read_exact(1048576 + 13).startswith(b"$1048576\r\nyyy")
     finally:
         r.config_set("proto-max-bulk-len", old)
+
+
+def _bulks(*args: bytes) -> bytes:
+    return b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
+def test_request_with_a_million_arguments(raw):
+    # Counts from 1,000,000 on bypass hiredis (see streamd.protocol.reader.BIG_COUNT)
+    n = 1_000_000
+    c = raw()
+    body = b"*%d\r\n$3\r\nDEL\r\n" % (n + 1) + _bulks(b"k") * n
+    for i in range(0, len(body), 1 << 20):  # a megabyte at a time, split anywhere
+        c.send(body[i:i + (1 << 20)])
+    c.send(b"*1\r\n$4\r\nPING\r\n")
+    assert c.read_reply(timeout=60) == b":0\r\n"
+    assert c.read_reply() == b"+PONG\r\n"
+
+
+def test_big_count_header_split_byte_by_byte(raw):
+    c = raw()
+    for b in b"*1000002\r\n":
+        c.send(bytes([b]))
+        time.sleep(0.001)
+    c.send(b"$4\r\nECHO\r\n$1\r\nx\r\n")  # ECHO with 1,000,001 arguments: arity error
+    c.send(_bulks(b"y") * 1_000_000)
+    assert c.read_reply(timeout=60) == b"-ERR wrong number of arguments for 'echo' command\r\n"
+
+
+def test_abandoned_huge_header_does_not_stall_the_server(raw):
+    # A client announces two billion arguments and leaves. Redis allocates as arguments
+    # arrive; a reader that allocated the whole list up front would spend seconds freeing it.
+    c = raw()
+    c.send(b"*2000000000\r\n$3\r\nDEL\r\n")
+    time.sleep(0.05)
+    c.close()
+    other = raw()
+    t0 = time.monotonic()
+    other.send(b"PING\r\n")
+    assert other.read_reply() == b"+PONG\r\n"
+    assert time.monotonic() - t0 < 2.0
+
+
+def test_big_count_looking_bytes_inside_an_argument(raw):
+    c = raw()
+    c.send(b"*2\r\n$4\r\nECHO\r\n$10\r\n*123456789\r\n*2\r\n$4\r\nECHO\r\n$1\r\nz\r\n")
+    assert c.read_reply() == b"$10\r\n*123456789\r\n"
+    assert c.read_reply() == b"$1\r\nz\r\n"
+    c.send(b"*2\r\n$4\r\nECHO\r\n*1000000\r\n")  # an array where an argument belongs
+    assert c.read_reply() == b"-ERR Protocol error: expected '$', got '*'\r\n"
+    assert c.is_closed()

@@ -9,12 +9,19 @@ Redis's exact text. A request split at any byte boundary parses the same as one 
 
 from __future__ import annotations
 
+import re
 from itertools import chain
 
 import hiredis
 
 INLINE_MAX = 64 * 1024  # PROTO_INLINE_MAX_SIZE
 MULTIBULK_MAX = 2**31 - 1  # INT_MAX, as Redis checks it
+# hiredis allocates a request's whole argument list when it reads the '*N' header, and
+# freeing it walks every slot: '*2000000000' costs seconds of CPU when the client goes away.
+# Requests with a count from BIG_COUNT on (and anything that looks like such a header,
+# even inside an argument) are parsed here instead, element by element as data arrives.
+BIG_COUNT = 1_000_000
+_BIG_HEADER = re.compile(rb"\*\+?[0-9]{7}")
 
 
 _ONLY_BYTES = frozenset((bytes,))
@@ -56,11 +63,16 @@ def _strict_ll(s: bytes) -> int | None:
 _ESCAPES = {ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t", ord("b"): b"\b",
             ord("a"): b"\a"}
 _HEX = b"0123456789abcdefABCDEF"
-_SPACE = b" \n\r\t\v\f\0"
+_SPACE = b" \n\r\t\v\f"  # C isspace()
 
 
 def split_args(line: bytes) -> list[bytes] | None:
     """sdssplitargs: words, "double quotes" with escapes, 'single quotes'. None if unbalanced."""
+    nul = line.find(0)
+    if nul >= 0:
+        # sdssplitargs walks a C string: a raw NUL ends the line (inside quotes too, where
+        # the quote is then left open)
+        line = line[:nul]
     out = []
     i, n = 0, len(line)
     while True:
@@ -110,7 +122,7 @@ def split_args(line: bytes) -> list[bytes] | None:
                 if i >= n:
                     break
                 c = line[i]
-                if c in b" \n\r\t\0":
+                if c in b" \n\r\t":
                     break
                 if c == 0x22:
                     inq = True
@@ -127,11 +139,21 @@ class _PyParser:
 
     def __init__(self, limits):
         self.limits = limits
+        self.big: list | None = None  # arguments so far of a BIG_COUNT request, if one is open
+        self.big_left = 0  # arguments it still needs
 
     def parse(self, buf: bytes, pos: int, out: list) -> int:
-        """Append complete requests from ``buf[pos:]`` to ``out``; return the new position."""
+        """Append complete requests from ``buf[pos:]`` to ``out``; return the new position.
+
+        An open big request consumes its complete arguments even when it stays incomplete,
+        so the caller never hands the same bytes over twice."""
         n = len(buf)
         while pos < n:
+            if self.big is not None:
+                pos = self._big_args(buf, pos, out)
+                if self.big is not None:
+                    return pos
+                continue
             if buf[pos] == 0x2A:  # '*'
                 r = self._multibulk(buf, pos)
             else:
@@ -145,6 +167,11 @@ class _PyParser:
 
     def _inline(self, buf, pos):
         nl = buf.find(b"\n", pos)
+        if buf.find(0, pos, nl if nl >= 0 else len(buf)) >= 0:
+            # Redis looks for the newline with strchr, which stops at a NUL byte: a line
+            # with a raw NUL before its newline never completes, and the buffer grows until
+            # it is too big an inline request.
+            nl = -1
         if nl < 0:
             if len(buf) - pos > INLINE_MAX:
                 raise ProtocolError("too big inline request")
@@ -177,28 +204,55 @@ class _PyParser:
         pos = nl + 2
         if count <= 0:
             return [], pos
+        if count >= BIG_COUNT:
+            self.big, self.big_left = [], count
+            return None, pos  # the header is consumed; parse() goes on argument by argument
         argv = []
         max_bulk = self.limits.proto_max_bulk_len()
         for _ in range(count):
-            if pos >= len(buf):
+            r = self._bulk(buf, pos, max_bulk)
+            if r is None:
                 return _NEED_MORE
-            if buf[pos] != 0x24:  # '$'
-                ch = chr(buf[pos])
-                raise ProtocolError(f"expected '$', got '{ch}'")
-            nl = self._line(buf, pos, "too big bulk count string")
-            if nl is None:
-                return _NEED_MORE
-            size = _strict_ll(buf[pos + 1:nl])
-            if size is None or size < 0 or size > max_bulk:
-                raise ProtocolError("invalid bulk length")
-            if size > 16384 and self.limits.auth_required():
-                raise ProtocolError("unauthenticated bulk length")
-            start = nl + 2
-            if len(buf) < start + size + 2:
-                return _NEED_MORE
-            argv.append(bytes(buf[start:start + size]))
-            pos = start + size + 2
+            start, pos = r
+            argv.append(bytes(buf[start:pos - 2]))
         return argv, pos
+
+    def _bulk(self, buf, pos, max_bulk: int) -> tuple[int, int] | None:
+        """(start of its data, position after it) of the bulk argument at ``pos``, or None
+        if it is not all there yet; raises on a malformed one."""
+        if pos >= len(buf):
+            return None
+        if buf[pos] != 0x24:  # '$'
+            ch = chr(buf[pos])
+            raise ProtocolError(f"expected '$', got '{ch}'")
+        nl = self._line(buf, pos, "too big bulk count string")
+        if nl is None:
+            return None
+        size = _strict_ll(buf[pos + 1:nl])
+        if size is None or size < 0 or size > max_bulk:
+            raise ProtocolError("invalid bulk length")
+        if size > 16384 and self.limits.auth_required():
+            raise ProtocolError("unauthenticated bulk length")
+        start = nl + 2
+        if len(buf) < start + size + 2:
+            return None
+        return start, start + size + 2
+
+    def _big_args(self, buf, pos: int, out: list) -> int:
+        argv, left = self.big, self.big_left
+        max_bulk = self.limits.proto_max_bulk_len()
+        while left:
+            r = self._bulk(buf, pos, max_bulk)
+            if r is None:
+                break
+            start, pos = r
+            argv.append(bytes(buf[start:pos - 2]))
+            left -= 1
+        self.big_left = left
+        if not left:
+            out.append(argv)
+            self.big = None
+        return pos
 
 
 class RequestReader:
@@ -234,12 +288,18 @@ class RequestReader:
     def _feed(self, data: bytes, out: list) -> list[list[bytes]]:
         if self._pybuf is not None:
             return self._feed_py(self._pybuf + data, out)
-        if not self._chunks and data[:1] != b"*":
+        chunks = self._chunks
+        if not chunks and data[:1] != b"*":
             return self._feed_py(data, out)
+        if _BIG_HEADER.search(data) is not None or (
+                chunks and _BIG_HEADER.search(self._tail() + data[:10]) is not None):
+            # Before hiredis reads the header (see BIG_COUNT); a header split across reads
+            # is still incomplete in hiredis, so nothing was allocated yet.
+            chunks.append(data)
+            return self._fallback(out)
         hi = self._hi
         hi.feed(data)
         start = len(out)
-        chunks = self._chunks
         chunks.append(data)
         extra = 0  # bytes of '*0' / '*-1', which yield no request
         gets, put = hi.gets, out.append
@@ -308,6 +368,15 @@ class RequestReader:
             self._check_pending(pending)
         return out
 
+    def _tail(self) -> bytes:
+        """The last (up to) 10 buffered bytes: room for a '*+NNNNNNN' header's start."""
+        out = b""
+        for chunk in reversed(self._chunks):
+            out = chunk[-(10 - len(out)):] + out
+            if len(out) >= 10:
+                break
+        return out
+
     def _byte_at(self, offset: int) -> int:
         """The byte at ``offset`` in the buffered chunks (-1 past their end)."""
         for chunk in self._chunks:
@@ -324,7 +393,8 @@ class RequestReader:
         if pending > self._limits.query_buffer_limit():
             raise ProtocolError("query buffer limit")
         if pending <= 1 << 20 or len(self._chunks) <= 2:
-            self._py.parse(self._pending(), 0, [])
+            self._py.parse(self._pending(), 0, [])  # a check only: hiredis has these bytes
+            self._py.big = None
 
     def _fallback(self, out: list) -> list:
         data = self._pending()
@@ -334,10 +404,14 @@ class RequestReader:
         return self._feed_py(data, out)
 
     def _feed_py(self, data: bytes, out: list) -> list:
-        pos = self._py.parse(data, 0, out)
+        py = self._py
+        pos = py.parse(data, 0, out)
         rest = data[pos:]
-        # Go back to hiredis as soon as the buffer is empty or a multibulk request starts.
-        if rest[:1] == b"*":
+        # Go back to hiredis as soon as the buffer is empty or a multibulk request starts,
+        # unless a big request is open or its header is still incomplete: both stay here.
+        if py.big is not None:
+            self._pybuf = rest
+        elif rest[:1] == b"*" and _BIG_HEADER.search(rest) is None:
             self._pybuf = None
             self._feed(rest, out)
         else:
