@@ -302,8 +302,8 @@ def comparable(cmd, reply, version):
     if cmd[0] in ("HGETALL", "HKEYS", "HVALS") and isinstance(reply, (list, dict)):
         # hash order is the implementation's (Redis's changes when a listpack converts)
         return sorted(_as_dict(reply).items()) if cmd[0] == "HGETALL" else sorted(reply)
-    if cmd[0] == "TTL" and isinstance(reply, int) and reply > 1000:
-        return "over 1000"  # a 100000 s TTL read a second apart
+    if cmd[0] == "TTL" and isinstance(reply, int) and reply > 0:
+        return "positive"  # the two servers set it moments apart: 100 s may read as 99
     if cmd[0] == "XADD" and cmd[2] == "*" and isinstance(reply, bytes):
         return "an auto ID"  # the two clocks differ
     return reply
