@@ -78,6 +78,10 @@ def servers(request):
         probe = redis.Redis.from_url(url)
         version = tuple(int(p) for p in probe.info("server")["redis_version"].split(".")[:3])
         probe.close()
+        if version < (7, 0):
+            # before 7.0 whole options and reply fields were missing (XSETID's, ENTRIESREAD,
+            # XAUTOCLAIM's deleted IDs); the adjustments below start at 7.0
+            pytest.skip(f"differential test: needs Redis >= 7.0, found {version}")
         srv = stack.enter_context(InProcessServer())
         made = []
 
