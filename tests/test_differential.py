@@ -8,7 +8,8 @@ mix valid and invalid commands over two streams and a string key: XADD with expl
 subcommands, XREADGROUP, XREAD, XACK, XPENDING, XCLAIM, XAUTOCLAIM and XINFO, with small
 nodes (``stream-node-max-entries 3``) so that node boundaries matter. Seeds are fixed, so
 a failure reproduces. A second generator does the same for strings, hashes and the key
-commands around them.
+commands around them, and a third wraps both in MULTI / EXEC / DISCARD / WATCH, with a
+second client writing to watched keys.
 
 streamd follows Redis 8.8; where an older target answers differently because Redis changed
 the behaviour later, the generator steers around it or the comparison leaves it out. Each
@@ -86,8 +87,9 @@ def servers(request):
         made = []
 
         def pair(protocol: int):
-            ref = redis.Redis.from_url(url, protocol=protocol)
-            ours = redis.Redis(port=srv.port, protocol=protocol)
+            # one connection each: MULTI and WATCH state belongs to the connection
+            ref = redis.Redis.from_url(url, protocol=protocol, single_connection_client=True)
+            ours = redis.Redis(port=srv.port, protocol=protocol, single_connection_client=True)
             for c in (ref, ours):
                 c.response_callbacks.clear()  # raw replies: nothing reshaped by redis-py
                 made.append(c)
@@ -317,9 +319,12 @@ class KeyspaceGenerator:
 
 def run(client, cmd):
     try:
-        return client.execute_command(*cmd)
+        reply = client.execute_command(*cmd)
     except redis.ResponseError as exc:
         return ("error", str(exc))
+    if cmd[0] == "EXEC" and isinstance(reply, list):  # errors inside come back as values
+        return [("error", str(r)) if isinstance(r, redis.ResponseError) else r for r in reply]
+    return reply
 
 
 def _as_dict(reply) -> dict:
@@ -398,6 +403,80 @@ def compare_runs(ref, ours, gen, version, label: str) -> None:
                         f"last commands (with Redis's replies):\n{tail}")
 
 
+class TransactionGenerator:
+    """MULTI / EXEC / DISCARD / WATCH / UNWATCH around the other two generators' commands,
+    and writes by a second client to watched keys. The second client never writes
+    auto-ID entries (the two servers' clocks differ), and inside MULTI the commands whose
+    version adjustments send commands of their own are left out (MULTI would queue those)."""
+
+    OTHER_CLIENT = (["XTRIM", "s1", "MAXLEN", "2"], ["SET", "k1", "x"], ["DEL", "s2"],
+                    ["HSET", "h1", "f1", "1"], ["INCR", "k2"])
+    ADJUSTED = ("XSETID", "XREADGROUP", "XCLAIM", "XAUTOCLAIM", "XREAD")
+
+    def __init__(self, seed: int, version: tuple):
+        self.rnd = random.Random(seed)
+        self.inner = (StreamGenerator(seed, version), KeyspaceGenerator(seed + 1000, version))
+        self.in_multi = False
+
+    def command(self):
+        """(command, by the second client?)"""
+        rnd = self.rnd
+        t = rnd.random()
+        if t < 0.12:
+            return ["MULTI"], False
+        if t < 0.20:
+            return ["EXEC"], False
+        if t < 0.23:
+            return ["DISCARD"], False
+        if t < 0.29:
+            return ["WATCH", *rnd.sample(("s1", "s2", "k1", "k2", "h1"), rnd.randint(1, 2))], False
+        if t < 0.31:
+            return ["UNWATCH"], False
+        if t < 0.37:
+            return list(rnd.choice(self.OTHER_CLIENT)), True
+        while True:
+            cmd = rnd.choice(self.inner).command()
+            if not (self.in_multi and cmd[0] in self.ADJUSTED):
+                return cmd, False
+
+
+def compare_transactions(ref, ours, ref2, ours2, gen, version, label: str) -> None:
+    history: list[str] = []
+    queued: list = []
+    for i in range(COMMANDS_PER_SEED):
+        cmd, other = gen.command()
+        if other:
+            history.append(f"#{i} (other client) {' '.join(cmd)} -> {run(ref2, cmd)!r}")
+            run(ours2, cmd)
+            continue
+        if not gen.in_multi and older_target_skips(cmd, ref, ours, version):
+            continue
+        expected, got = run(ref, cmd), run(ours, cmd)
+        history.append(f"#{i} {' '.join(cmd)} -> {expected!r}")
+        if cmd[0] == "MULTI" and expected == b"OK":
+            gen.in_multi, queued = True, []
+        elif gen.in_multi and cmd[0] in ("EXEC", "DISCARD"):
+            gen.in_multi = False
+        elif gen.in_multi and expected in (b"QUEUED", "QUEUED"):
+            queued.append(cmd)
+        if cmd[0] == "EXEC" and isinstance(expected, list) and isinstance(got, list) \
+                and len(expected) == len(got) == len(queued):
+            a = [comparable(q, r, version) for q, r in zip(queued, expected)]
+            b = [comparable(q, r, version) for q, r in zip(queued, got)]
+            b = [{k: v for k, v in y.items() if k in x}
+                 if q[:2] == ["XINFO", "STREAM"] and isinstance(x, dict) and isinstance(y, dict)
+                 else y for q, x, y in zip(queued, a, b)]
+        else:
+            a, b = comparable(cmd, expected, version), comparable(cmd, got, version)
+            if cmd[:2] == ["XINFO", "STREAM"] and isinstance(a, dict) and isinstance(b, dict):
+                b = {k: v for k, v in b.items() if k in a}
+        if a != b:
+            tail = "\n".join(history[-25:])
+            pytest.fail(f"{label}, command #{i}: {' '.join(cmd)}\n"
+                        f"  redis:   {expected!r}\n  streamd: {got!r}\n"
+                        f"last commands (with Redis's replies):\n{tail}")
+
+
 @pytest.mark.parametrize("protocol", (2, 3))
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_stream_commands_match_redis(servers, seed, protocol):
@@ -427,4 +506,24 @@ def test_random_keyspace_commands_match_redis(servers, seed, protocol):
                      f"keyspace seed {seed}, RESP{protocol}")
     finally:
         for c in (ref, ours):
+            c.execute_command("FLUSHALL")
+
+
+@pytest.mark.parametrize("protocol", (2, 3))
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_random_transactions_match_redis(servers, seed, protocol):
+    pair, version = servers
+    ref, ours = pair(protocol)
+    ref2, ours2 = pair(protocol)  # the other client, for WATCH
+    for c in (ref, ours):
+        c.execute_command("FLUSHALL")
+        c.execute_command("CONFIG", "SET", "stream-node-max-entries", "3")
+    try:
+        compare_transactions(ref, ours, ref2, ours2, TransactionGenerator(seed, version),
+                             version, f"transactions seed {seed}, RESP{protocol}")
+    finally:
+        for c in (ref, ours):
+            for cmd in (["DISCARD"], ["UNWATCH"]):
+                run(c, cmd)
+            c.execute_command("CONFIG", "SET", "stream-node-max-entries", "100")
             c.execute_command("FLUSHALL")
