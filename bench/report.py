@@ -200,6 +200,9 @@ def markdown(data: dict) -> str:
         f"{meta.get('loadavg_start', 0):.1f} at start / {meta.get('loadavg_end', 0):.1f} at end "
         f"(other work shares the CPUs); duration {meta['duration_s']:.0f} s; "
         f"command `{meta['command']}`",
+        f"- Machine speed: a fixed Python loop took {meta.get('speed_ms_start', 0):.1f} ms at "
+        f"start / {meta.get('speed_ms_end', 0):.1f} ms at end (lower is faster; compare runs "
+        f"by it, the ratios inside a run do not depend on it)",
         "- \"vs\" columns are performance factors (>1 = streamd better): value ratio for "
         "throughput, inverse ratio for latency, memory and seek cost.",
         "",

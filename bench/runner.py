@@ -17,6 +17,19 @@ from .progress import Progress
 from .servers import ALL_TARGETS, Fleet, REPO, StartError, available
 from .workloads import Ctx, NotApplicable, Target, all_workloads, probe_features
 
+
+def machine_speed_ms() -> float:
+    """Milliseconds a fixed pure-Python loop takes here, best of three. This machine's speed
+    drifts several-fold between runs; the figure in each report lets runs be compared."""
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        total = 0
+        for i in range(300_000):
+            total += i & 7
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e3
+
 DEFAULT_OUT = str(REPO / "bench" / "results")
 
 
@@ -85,6 +98,7 @@ def main(argv=None) -> int:
             "host": platform.node() or "?", "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "loadavg_start": os.getloadavg()[0],
+            "speed_ms_start": machine_speed_ms(),
             "command": "python -m bench " + " ".join(sys.argv[1:] if argv is None else argv),
             "profile": profile.__dict__,
         },
@@ -134,6 +148,7 @@ def main(argv=None) -> int:
         fleet.stop_all()
     data["meta"]["duration_s"] = time.monotonic() - t_start
     data["meta"]["loadavg_end"] = os.getloadavg()[0]
+    data["meta"]["speed_ms_end"] = machine_speed_ms()
     paths = report.write(data, args.out, stamp)
     print(paths.pop("markdown_text"))
     print("bench: wrote " + ", ".join(paths.values()) + " (+ latest.*)", file=sys.stderr)

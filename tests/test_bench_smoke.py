@@ -83,8 +83,11 @@ def test_bench_smoke(tmp_path):
     for c in data["checks"]:
         assert c["pass"] in (True, False, None)
 
+    for when in ("start", "end"):  # the machine-speed figure that makes runs comparable
+        assert 0 < data["meta"][f"speed_ms_{when}"] < 60_000
     md = (out / "latest.md").read_text()
     assert "| Workload | unit |" in md
+    assert "- Machine speed: a fixed Python loop took " in md
     for key, m in metrics.items():
         assert m["title"] in md
 
