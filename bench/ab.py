@@ -21,7 +21,7 @@ Workloads: ping1 / xadd1 / idmp1 / xrange1 (one PING, XADD, XADD IDMP or XRANGE 
 per read, as an unpipelined client sends them), ping (16 per read),
 xadd8 / xadd512 (16 XADD per read), plain / idmp / idmpauto (16 XADD, XADD IDMP or XADD
 IDMPAUTO per read from 50 producers, values 8-512 B), xrange / xrevrange (16 XRANGE / XREVRANGE COUNT 10 per
-read on a 100k stream),
+read on a 100k stream), xread (16 XREAD COUNT 1 STREAMS key id per read, same stream),
 readgroup (XREADGROUP COUNT 100, then its 100 XACKs in one read). Figures are µs per request
 (per entry for readgroup).
 """
@@ -43,7 +43,7 @@ from .workloads import xadd_maker
 
 REPO = Path(__file__).resolve().parent.parent
 WORKLOADS = ("ping1", "xadd1", "idmp1", "xrange1", "ping", "xadd8", "xadd512", "plain", "idmp", "idmpauto", "xrange",
-             "xrevrange", "readgroup")
+             "xrevrange", "xread", "readgroup")
 
 
 def _req(*args: bytes) -> bytes:
@@ -121,6 +121,14 @@ def _workload(name: str, clients: list):
             return _req(cmd, b"ab:r", *ends, b"COUNT", b"10")
         per_read = 1 if name == "xrange1" else 16
         return [b"".join(one() for _ in range(per_read)) for _ in range(50)], per_read, None
+    if name == "xread":
+        for c in clients:
+            _fill(c, b"ab:r", 100_000)
+
+        def one() -> bytes:
+            at = b"%d-0" % rnd.randrange(1, 99_990)  # an ID as a consumer passes it back
+            return _req(b"XREAD", b"COUNT", b"1", b"STREAMS", b"ab:r", at)
+        return [b"".join(one() for _ in range(16)) for _ in range(50)], 16, None
     if name == "readgroup":
         for c in clients:
             _fill(c, b"ab:g", 5000)

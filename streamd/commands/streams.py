@@ -687,9 +687,11 @@ def xread(ctx, argv):
     db = ctx.db
     # Resolve every ID first, in key order, as Redis does (key k's type before key k+1's).
     after: list = []  # ID to read after, or None for `+` (the last entry)
+    streams: list = []  # the stream at each key, or None
     rewritten = None
     for j, k in enumerate(keys):
         s = get_stream(db, k)
+        streams.append(s)
         arg = raw_ids[j]
         if arg == b"$":
             sid = s.last_id if s is not None else 0
@@ -705,17 +707,17 @@ def xread(ctx, argv):
             after.append(strict_id(arg))
     served = []
     limit = a.count if a.count else -1
-    for k, gt in zip(keys, after):
-        s = db.get(k)
-        if type(s) is not Stream or not s.length:
+    for k, s, gt in zip(keys, streams, after):
+        if s is None or not s.length:
             continue
         if gt is None:
             last = s.last_entry()
             served.append((k, [entry_reply(*last)]))
             continue
-        if s.last_live_id() <= gt:
-            continue
-        served.append((k, runs_reply(s.runs(gt + 1, MAX_ID, limit))))
+        if gt < MAX_ID:
+            runs = s.runs(gt + 1, MAX_ID, limit)
+            if runs:  # empty: no live entry after gt
+                served.append((k, runs_reply(runs)))
     if served:
         if ctx.resp >= 3:
             return Map(served)
