@@ -207,15 +207,22 @@ class _PyParser:
         if count >= BIG_COUNT:
             self.big, self.big_left = [], count
             return None, pos  # the header is consumed; parse() goes on argument by argument
-        argv = []
+        argv: list = []
+        pos, left = self._args(buf, pos, argv, count)
+        return _NEED_MORE if left else (argv, pos)
+
+    def _args(self, buf, pos: int, argv: list, left: int) -> tuple[int, int]:
+        """Append to ``argv`` up to ``left`` complete bulk arguments from ``pos``; returns
+        (the position after them, how many are still missing). Raises on a malformed one."""
         max_bulk = self.limits.proto_max_bulk_len()
-        for _ in range(count):
+        while left:
             r = self._bulk(buf, pos, max_bulk)
             if r is None:
-                return _NEED_MORE
+                break
             start, pos = r
             argv.append(bytes(buf[start:pos - 2]))
-        return argv, pos
+            left -= 1
+        return pos, left
 
     def _bulk(self, buf, pos, max_bulk: int) -> tuple[int, int] | None:
         """(start of its data, position after it) of the bulk argument at ``pos``, or None
@@ -239,18 +246,9 @@ class _PyParser:
         return start, start + size + 2
 
     def _big_args(self, buf, pos: int, out: list) -> int:
-        argv, left = self.big, self.big_left
-        max_bulk = self.limits.proto_max_bulk_len()
-        while left:
-            r = self._bulk(buf, pos, max_bulk)
-            if r is None:
-                break
-            start, pos = r
-            argv.append(bytes(buf[start:pos - 2]))
-            left -= 1
-        self.big_left = left
-        if not left:
-            out.append(argv)
+        pos, self.big_left = self._args(buf, pos, self.big, self.big_left)
+        if not self.big_left:
+            out.append(self.big)
             self.big = None
         return pos
 
