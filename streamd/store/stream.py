@@ -676,10 +676,7 @@ class Stream:
                 node = nodes[ni]
                 stop = len(node.ms)
             return out
-        fms = self._fms
-        ni = bisect_right(fms, start >> 64) - 1  # _node_index, inline for its usual case
-        if ni >= 0 and fms[ni] == start >> 64:
-            ni = self._node_index(start)
+        ni = self._node_index(start)
         if ni < 0:
             ni, j = 0, 0
         else:
