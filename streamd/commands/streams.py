@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..idmp import IdmpState, auto_iid
 from ..protocol.replies import NULL_ARRAY, OK, Entries, Map, Simple
 from ..store.groups import drop_references, is_referenced
-from ..store.stream import Stream
+from ..store.stream import Stream, entry_too_large
 from ..store.streamid import MAX_ID, U64, auto_seq_ms, format_id, parse_id
 from . import errors as E
 from .args import parse_int, parse_timeout_ms
@@ -344,7 +344,7 @@ def xadd(ctx, argv):
             sid = requested
         if sid <= last:
             raise CommandError(E.STREAM_XADD_TOO_SMALL)
-        if sum(map(len, fields)) > (1 << 30):
+        if entry_too_large(fields):
             raise CommandError(E.STREAM_TOO_LARGE)
     config = ctx.config.values
     s.append(sid, fields, config["stream-node-max-entries"], config["stream-node-max-bytes"])
@@ -359,7 +359,7 @@ def xadd(ctx, argv):
 def _auto_append_id(s: Stream, fields: list, now_ms: int) -> int | None:
     """The ID ``XADD *`` appends ``fields`` with now; None when that append would fail
     (the ID space is exhausted, or the entry is too large)."""
-    if sum(map(len, fields)) > (1 << 30):
+    if entry_too_large(fields):
         return None
     return s.next_auto_id(now_ms)
 

@@ -30,6 +30,12 @@ _TWO64 = 1 << 64
 _NUM_START = frozenset(b"-0123456789")  # first bytes of strings listpack may store as ints
 
 
+def entry_too_large(fields: list) -> bool:
+    """Whether an entry with flat ``fields`` is too large to append (Redis refuses entries
+    whose fields and values together exceed the 1 GiB listpack cap)."""
+    return sum(map(len, fields)) > LISTPACK_MAX_SIZE
+
+
 # --- listpack size estimator ---------------------------------------------------------------
 
 def _backlen(n: int) -> int:
