@@ -100,10 +100,20 @@ def servers(request):
             c.close()
 
 
-class StreamGenerator:
+class Generator:
+    """A seeded source of commands. ``command()`` returns the next one; ``by_other`` says
+    it is the second client's (only transactions use one), ``in_multi`` that a MULTI is
+    open (``compare_runs`` keeps it)."""
+
+    by_other = False
+    in_multi = False
+
     def __init__(self, seed: int, version: tuple):
         self.rnd = random.Random(seed)
         self.version = version
+
+
+class StreamGenerator(Generator):
 
     def rid(self, special=True) -> str:
         rnd = self.rnd
@@ -206,7 +216,7 @@ class StreamGenerator:
         return ["XINFO", rnd.choice(("GROUPS", "CONSUMERS")), k, *([g] if rnd.random() < 0.8 else [])]
 
 
-class KeyspaceGenerator:
+class KeyspaceGenerator(Generator):
     """Strings, hashes and the key commands around them, over string, hash and stream keys
     (so WRONGTYPE paths are exercised): SET with its options, GET*, ranges, APPEND,
     counters at the int64 edges, INCRBYFLOAT with odd floats, M*, the hash commands, RENAME,
@@ -220,9 +230,6 @@ class KeyspaceGenerator:
             "100000000000000000000")
     FLOATS = ("0", "1.5", "-2.25", "1e3", "inf", "-inf", "nan", "abc", "1e400", "0.1", "3",
               "-0", "1.0e", "  1", "0x10")
-
-    def __init__(self, seed: int, version: tuple):
-        self.rnd = random.Random(seed)
 
     def value(self) -> str:
         rnd = self.rnd
@@ -385,25 +392,7 @@ def older_target_skips(cmd, ref, ours, version) -> bool:
     return False
 
 
-def compare_runs(ref, ours, gen, version, label: str) -> None:
-    history: list[str] = []
-    for i in range(COMMANDS_PER_SEED):
-        cmd = gen.command()
-        if older_target_skips(cmd, ref, ours, version):
-            continue
-        expected, got = run(ref, cmd), run(ours, cmd)
-        history.append(f"#{i} {' '.join(cmd)} -> {expected!r}")
-        a, b = comparable(cmd, expected, version), comparable(cmd, got, version)
-        if cmd[:2] == ["XINFO", "STREAM"] and isinstance(a, dict) and isinstance(b, dict):
-            b = {k: v for k, v in b.items() if k in a}  # fields newer than the target
-        if a != b:
-            tail = "\n".join(history[-25:])
-            pytest.fail(f"{label}, command #{i}: {' '.join(cmd)}\n"
-                        f"  redis:   {expected!r}\n  streamd: {got!r}\n"
-                        f"last commands (with Redis's replies):\n{tail}")
-
-
-class TransactionGenerator:
+class TransactionGenerator(Generator):
     """MULTI / EXEC / DISCARD / WATCH / UNWATCH around the other two generators' commands,
     and writes by a second client to watched keys. No auto-ID entries are written here
     (the two servers' clocks differ), and inside MULTI the commands whose
@@ -414,40 +403,52 @@ class TransactionGenerator:
     ADJUSTED = ("XSETID", "XREADGROUP", "XCLAIM", "XAUTOCLAIM", "XREAD")
 
     def __init__(self, seed: int, version: tuple):
-        self.rnd = random.Random(seed)
+        super().__init__(seed, version)
         self.inner = (StreamGenerator(seed, version), KeyspaceGenerator(seed + 1000, version))
-        self.in_multi = False
 
-    def command(self):
-        """(command, by the second client?)"""
+    def command(self) -> list:
         rnd = self.rnd
         t = rnd.random()
+        self.by_other = False
         if t < 0.12:
-            return ["MULTI"], False
+            return ["MULTI"]
         if t < 0.20:
-            return ["EXEC"], False
+            return ["EXEC"]
         if t < 0.23:
-            return ["DISCARD"], False
+            return ["DISCARD"]
         if t < 0.29:
-            return ["WATCH", *rnd.sample(("s1", "s2", "k1", "k2", "h1"), rnd.randint(1, 2))], False
+            return ["WATCH", *rnd.sample(("s1", "s2", "k1", "k2", "h1"), rnd.randint(1, 2))]
         if t < 0.31:
-            return ["UNWATCH"], False
+            return ["UNWATCH"]
         if t < 0.37:
-            return list(rnd.choice(self.OTHER_CLIENT)), True
+            self.by_other = True
+            return list(rnd.choice(self.OTHER_CLIENT))
         while True:
             cmd = rnd.choice(self.inner).command()
             if cmd[:3] == ["XADD", "s1", "*"]:
                 continue  # the keyspace generator's auto ID: the stream commands would read it
             if not (self.in_multi and cmd[0] in self.ADJUSTED):
-                return cmd, False
+                return cmd
 
 
-def compare_transactions(ref, ours, ref2, ours2, gen, version, label: str) -> None:
+def compared(cmd, expected, got, version):
+    """The parts of Redis's and streamd's replies to ``cmd`` that must be equal."""
+    a, b = comparable(cmd, expected, version), comparable(cmd, got, version)
+    if cmd[:2] == ["XINFO", "STREAM"] and isinstance(a, dict) and isinstance(b, dict):
+        b = {k: v for k, v in b.items() if k in a}  # fields newer than the target
+    return a, b
+
+
+def compare_runs(ref, ours, gen: Generator, version, label: str, others=(None, None)) -> None:
+    """Send ``gen``'s commands to Redis (``ref``) and streamd (``ours``) and fail at the
+    first reply that differs. The second client's commands go to ``others``; an EXEC's
+    results are compared command by command against what was queued."""
+    ref2, ours2 = others
     history: list[str] = []
     queued: list = []
     for i in range(COMMANDS_PER_SEED):
-        cmd, other = gen.command()
-        if other:
+        cmd = gen.command()
+        if gen.by_other:
             history.append(f"#{i} (other client) {' '.join(cmd)} -> {run(ref2, cmd)!r}")
             run(ours2, cmd)
             continue
@@ -463,15 +464,10 @@ def compare_transactions(ref, ours, ref2, ours2, gen, version, label: str) -> No
             queued.append(cmd)
         if cmd[0] == "EXEC" and isinstance(expected, list) and isinstance(got, list) \
                 and len(expected) == len(got) == len(queued):
-            a = [comparable(q, r, version) for q, r in zip(queued, expected)]
-            b = [comparable(q, r, version) for q, r in zip(queued, got)]
-            b = [{k: v for k, v in y.items() if k in x}
-                 if q[:2] == ["XINFO", "STREAM"] and isinstance(x, dict) and isinstance(y, dict)
-                 else y for q, x, y in zip(queued, a, b)]
+            pairs = [compared(q, x, y, version) for q, x, y in zip(queued, expected, got)]
+            a, b = [x for x, _ in pairs], [y for _, y in pairs]
         else:
-            a, b = comparable(cmd, expected, version), comparable(cmd, got, version)
-            if cmd[:2] == ["XINFO", "STREAM"] and isinstance(a, dict) and isinstance(b, dict):
-                b = {k: v for k, v in b.items() if k in a}
+            a, b = compared(cmd, expected, got, version)
         if a != b:
             tail = "\n".join(history[-25:])
             pytest.fail(f"{label}, command #{i}: {' '.join(cmd)}\n"
@@ -479,21 +475,31 @@ def compare_transactions(ref, ours, ref2, ours2, gen, version, label: str) -> No
                         f"last commands (with Redis's replies):\n{tail}")
 
 
+@contextlib.contextmanager
+def fresh(ref, ours):
+    """Both servers empty, with 3-entry stream nodes; afterwards no MULTI or WATCH is left
+    open and the node size is back to its default."""
+    for c in (ref, ours):
+        c.execute_command("FLUSHALL")
+        c.execute_command("CONFIG", "SET", "stream-node-max-entries", "3")
+    try:
+        yield
+    finally:
+        for c in (ref, ours):
+            for cmd in (["DISCARD"], ["UNWATCH"]):
+                run(c, cmd)
+            c.execute_command("CONFIG", "SET", "stream-node-max-entries", "100")
+            c.execute_command("FLUSHALL")
+
+
 @pytest.mark.parametrize("protocol", (2, 3))
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_stream_commands_match_redis(servers, seed, protocol):
     pair, version = servers
     ref, ours = pair(protocol)
-    for c in (ref, ours):
-        c.execute_command("FLUSHALL")
-        c.execute_command("CONFIG", "SET", "stream-node-max-entries", "3")
-    try:
+    with fresh(ref, ours):
         compare_runs(ref, ours, StreamGenerator(seed, version), version,
                      f"seed {seed}, RESP{protocol}")
-    finally:
-        for c in (ref, ours):
-            c.execute_command("CONFIG", "SET", "stream-node-max-entries", "100")
-            c.execute_command("FLUSHALL")
 
 
 @pytest.mark.parametrize("protocol", (2, 3))
@@ -501,14 +507,9 @@ def test_random_stream_commands_match_redis(servers, seed, protocol):
 def test_random_keyspace_commands_match_redis(servers, seed, protocol):
     pair, version = servers
     ref, ours = pair(protocol)
-    for c in (ref, ours):
-        c.execute_command("FLUSHALL")
-    try:
+    with fresh(ref, ours):
         compare_runs(ref, ours, KeyspaceGenerator(seed, version), version,
                      f"keyspace seed {seed}, RESP{protocol}")
-    finally:
-        for c in (ref, ours):
-            c.execute_command("FLUSHALL")
 
 
 @pytest.mark.parametrize("protocol", (2, 3))
@@ -516,16 +517,7 @@ def test_random_keyspace_commands_match_redis(servers, seed, protocol):
 def test_random_transactions_match_redis(servers, seed, protocol):
     pair, version = servers
     ref, ours = pair(protocol)
-    ref2, ours2 = pair(protocol)  # the other client, for WATCH
-    for c in (ref, ours):
-        c.execute_command("FLUSHALL")
-        c.execute_command("CONFIG", "SET", "stream-node-max-entries", "3")
-    try:
-        compare_transactions(ref, ours, ref2, ours2, TransactionGenerator(seed, version),
-                             version, f"transactions seed {seed}, RESP{protocol}")
-    finally:
-        for c in (ref, ours):
-            for cmd in (["DISCARD"], ["UNWATCH"]):
-                run(c, cmd)
-            c.execute_command("CONFIG", "SET", "stream-node-max-entries", "100")
-            c.execute_command("FLUSHALL")
+    with fresh(ref, ours):
+        compare_runs(ref, ours, TransactionGenerator(seed, version), version,
+                     f"transactions seed {seed}, RESP{protocol}",
+                     others=pair(protocol))  # the second client, for WATCH
