@@ -494,22 +494,14 @@ def fresh(ref, ours):
 
 @pytest.mark.parametrize("protocol", (2, 3))
 @pytest.mark.parametrize("seed", SEEDS)
-def test_random_stream_commands_match_redis(servers, seed, protocol):
+@pytest.mark.parametrize("make", (StreamGenerator, KeyspaceGenerator),
+                         ids=("streams", "keyspace"))
+def test_random_commands_match_redis(servers, make, seed, protocol):
     pair, version = servers
     ref, ours = pair(protocol)
     with fresh(ref, ours):
-        compare_runs(ref, ours, StreamGenerator(seed, version), version,
-                     f"seed {seed}, RESP{protocol}")
-
-
-@pytest.mark.parametrize("protocol", (2, 3))
-@pytest.mark.parametrize("seed", SEEDS)
-def test_random_keyspace_commands_match_redis(servers, seed, protocol):
-    pair, version = servers
-    ref, ours = pair(protocol)
-    with fresh(ref, ours):
-        compare_runs(ref, ours, KeyspaceGenerator(seed, version), version,
-                     f"keyspace seed {seed}, RESP{protocol}")
+        compare_runs(ref, ours, make(seed, version), version,
+                     f"{make.__name__} seed {seed}, RESP{protocol}")
 
 
 @pytest.mark.parametrize("protocol", (2, 3))
