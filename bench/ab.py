@@ -111,24 +111,20 @@ def _workload(name: str, clients: list):
             c.data_received(_req(b"XTRIM", key, b"MAXLEN", b"1000")
                             + _req(b"XCFGSET", key, b"IDMP-MAXSIZE", b"%d" % (10000 - n % 2)))
         return reads, per_read, reset
-    if name in ("xrange", "xrevrange", "xrange1"):
-        for c in clients:
-            _fill(c, b"ab:r", 100_000)
-        cmd = b"XREVRANGE" if name == "xrevrange" else b"XRANGE"
-        def one() -> bytes:
-            at = b"%d" % rnd.randrange(11, 99_980)
-            ends = (at, b"-") if name == "xrevrange" else (at, b"+")
-            return _req(cmd, b"ab:r", *ends, b"COUNT", b"10")
-        per_read = 1 if name == "xrange1" else 16
-        return [b"".join(one() for _ in range(per_read)) for _ in range(50)], per_read, None
-    if name == "xread":
+    if name in ("xrange", "xrevrange", "xrange1", "xread"):
         for c in clients:
             _fill(c, b"ab:r", 100_000)
 
         def one() -> bytes:
-            at = b"%d-0" % rnd.randrange(1, 99_990)  # an ID as a consumer passes it back
-            return _req(b"XREAD", b"COUNT", b"1", b"STREAMS", b"ab:r", at)
-        return [b"".join(one() for _ in range(16)) for _ in range(50)], 16, None
+            if name == "xread":  # an ID as a consumer passes it back
+                at = b"%d-0" % rnd.randrange(1, 99_990)
+                return _req(b"XREAD", b"COUNT", b"1", b"STREAMS", b"ab:r", at)
+            at = b"%d" % rnd.randrange(11, 99_980)
+            if name == "xrevrange":
+                return _req(b"XREVRANGE", b"ab:r", at, b"-", b"COUNT", b"10")
+            return _req(b"XRANGE", b"ab:r", at, b"+", b"COUNT", b"10")
+        per_read = 1 if name == "xrange1" else 16
+        return [b"".join(one() for _ in range(per_read)) for _ in range(50)], per_read, None
     if name == "readgroup":
         for c in clients:
             _fill(c, b"ab:g", 5000)
@@ -148,8 +144,7 @@ def _workload(name: str, clients: list):
 
 def compare(name: str, clients: dict, rounds: int, cold: bool = False) -> dict:
     reads, per_read, reset = _workload(name, list(clients.values()))
-    best = {label: [float("inf")] * len(reads) for label in clients}
-    every = {label: [[] for _ in reads] for label in clients}
+    every = {label: [[] for _ in reads] for label in clients}  # each read's times
     clock = time.perf_counter
     pause = time.sleep
     order = list(clients)
@@ -161,18 +156,13 @@ def compare(name: str, clients: dict, rounds: int, cold: bool = False) -> dict:
                     pause(0.0001)
                 t0 = clock()
                 c.data_received(data)
-                t = clock() - t0
-                every[label][i].append(t)
-                if t < best[label][i]:
-                    best[label][i] = t
+                every[label][i].append(clock() - t0)
             if reset is not None:
                 reset(c)
     units = 5000 if name == "readgroup" else len(reads) * per_read
-    if cold:
-        # After a pause the caches are cold and the times spread widely: medians, not minima.
-        return {label: sum(map(statistics.median, times)) / units * 1e6
-                for label, times in every.items()}
-    return {label: sum(times) / units * 1e6 for label, times in best.items()}
+    # After a pause the caches are cold and the times spread widely: medians, not minima.
+    pick = statistics.median if cold else min
+    return {label: sum(map(pick, times)) / units * 1e6 for label, times in every.items()}
 
 
 def main(argv=None) -> int:

@@ -18,6 +18,9 @@ from .servers import ALL_TARGETS, Fleet, REPO, StartError, available
 from .workloads import Ctx, NotApplicable, Target, all_workloads, probe_features
 
 
+DEFAULT_OUT = str(REPO / "bench" / "results")
+
+
 def machine_speed_ms() -> float:
     """Milliseconds a fixed pure-Python loop takes here, best of three. This machine's speed
     drifts several-fold between runs; the figure in each report lets runs be compared."""
@@ -29,8 +32,6 @@ def machine_speed_ms() -> float:
             total += i & 7
         best = min(best, time.perf_counter() - t0)
     return best * 1e3
-
-DEFAULT_OUT = str(REPO / "bench" / "results")
 
 
 def parse_args(argv):
