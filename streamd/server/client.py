@@ -1,7 +1,8 @@
 """One client connection: an asyncio.Protocol holding the per-client state.
 
 Each read is parsed into every complete request, the requests run in order, and all their
-replies are encoded into one buffer and sent with one ``transport.write``. While the
+replies are encoded into one buffer and sent with one ``transport.write``: at once, or at
+the end of the loop iteration while several clients are active (``writes.py``). While the
 client is blocked (XREAD BLOCK) further requests wait in ``pending``. When the transport's
 buffer is full, reading from the socket pauses until it drains.
 """
@@ -61,6 +62,8 @@ class Client(asyncio.Protocol):
         self.reader = RequestReader(weakref.proxy(self))
         self._out = bytearray()
         self._paused_reading = False
+        self._writes = server.writes
+        self._period = -1  # the last cron period in which this client counted as active
 
     # The dispatcher checks one flag; these keep it in step with the two states behind it.
     @property
@@ -130,6 +133,10 @@ class Client(asyncio.Protocol):
     def data_received(self, data: bytes):
         self.net_in += len(data)
         self.last_interaction = _now()
+        writes = self._writes
+        if self._period != writes.period:
+            self._period = writes.period
+            writes.active += 1
         try:
             requests = self.reader.feed(data)
         except ProtocolError as exc:
@@ -148,7 +155,10 @@ class Client(asyncio.Protocol):
         done, blocked = self.server.run(self, requests)
         if blocked and done < len(requests):
             self.pending.extend(requests[done:])
-        self.flush()
+        if self._writes.defer:
+            self._writes.queue(self)
+        else:
+            self.flush()
 
     def resume_pending(self) -> None:
         """Continue with requests that arrived while blocked."""

@@ -28,6 +28,7 @@ from ..protocol.encoder import encode, encode_each
 from ..protocol.replies import NULL_ARRAY, QUEUED as _QUEUED, ErrorReply
 from ..store.keyspace import Keyspace, now_ms
 from .client import Client
+from .writes import WriteScheduler
 
 log = logging.getLogger("streamd")
 
@@ -54,6 +55,7 @@ class Server:
         self.keyspace = Keyspace(self.config["databases"])
         self.keyspace.idmp = IdmpRegistry()
         self.clients: dict[int, Client] = {}
+        self.writes = WriteScheduler()  # when replies are written (at once or per iteration)
         self._next_id = 0
         self.started = time.time()
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -331,6 +333,7 @@ class Server:
                 self.keyspace.idmp.expire(now_ms())
             if self.keyspace.ready:
                 self.handle_ready()
+            self.writes.tick()
             if self.gc_policy is not None:
                 self.gc_policy.tick()
         except Exception:
@@ -342,7 +345,7 @@ class Server:
         log.debug(message)
 
     async def start(self, handle_signals: bool = False) -> None:
-        self.loop = asyncio.get_running_loop()
+        self.loop = self.writes.loop = asyncio.get_running_loop()
         self._stopped = self.loop.create_future()
         host = self.config["bind"].split()
         self._server = await self.loop.create_server(
