@@ -145,6 +145,7 @@ def test_woken_client_reply_precedes_its_later_requests(server):
     b.data_received(b"XREAD BLOCK 0 STREAMS s $\r\nPING\r\n")
     assert b.waiter is not None
     a.data_received(b"XADD s 1-1 f v\r\n")
+    assert b.transport.writes == []  # woken, served, and written with the others
     server.writes.loop.run_iteration_end()
     assert a.transport.writes == [b"$3\r\n1-1\r\n"]
     out = b"".join(b.transport.writes)

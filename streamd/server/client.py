@@ -155,10 +155,7 @@ class Client(asyncio.Protocol):
         done, blocked = self.server.run(self, requests)
         if blocked and done < len(requests):
             self.pending.extend(requests[done:])
-        if self._writes.defer:
-            self._writes.queue(self)
-        else:
-            self.flush()
+        self.replies_ready()
 
     def resume_pending(self) -> None:
         """Continue with requests that arrived while blocked."""
@@ -169,7 +166,15 @@ class Client(asyncio.Protocol):
 
     def send(self, reply) -> None:
         encode(reply, self._out, self.resp)
-        self.flush()
+        self.replies_ready()
+
+    def replies_ready(self) -> None:
+        """The output buffer holds complete replies: write them now, or with the other
+        clients' at the end of this loop iteration (see ``writes.py``)."""
+        if self._writes.defer:
+            self._writes.queue(self)
+        else:
+            self.flush()
 
     def flush(self) -> None:
         data = self._out
