@@ -72,3 +72,47 @@ def test_batch_that_raises(client, echo):
     assert bytes(client.transport.data) == (
         b"+first\r\n-ERR internal error while executing the command\r\n$1\r\nc\r\n")
     assert (echo.calls, echo.failed_calls, client.tot_cmds) == (3, 1, 3)
+
+
+# --- pure commands: runs of read-only requests (``table.pure_batch``) -----------------------
+
+def _req(*args: bytes) -> bytes:
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
+def test_pure_run_replies_errors_and_stats(client):
+    """A run of GETs with a WRONGTYPE in the middle, a wrong arity and another command: every
+    request gets the reply it gets alone, and counts once."""
+    client.data_received(_req(b"SET", b"a", b"1") + _req(b"HSET", b"h", b"f", b"v"))
+    client.transport.data.clear()
+    get, hget = TABLE[b"get"], TABLE[b"hget"]
+    before = (get.calls, get.failed_calls, get.rejected_calls, hget.calls, client.tot_cmds)
+    client.data_received(_req(b"GET", b"a") + _req(b"GET", b"nope") + _req(b"GET", b"h")
+                         + _req(b"GET", b"a") + _req(b"GET", b"a", b"extra")
+                         + _req(b"HGET", b"h", b"f") + _req(b"GET", b"a"))
+    assert bytes(client.transport.data) == (
+        b"$1\r\n1\r\n$-1\r\n"
+        b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+        b"$1\r\n1\r\n-ERR wrong number of arguments for 'get' command\r\n"
+        b"$1\r\nv\r\n$1\r\n1\r\n")
+    after = (get.calls, get.failed_calls, get.rejected_calls, hget.calls, client.tot_cmds)
+    assert [b - a for a, b in zip(before, after)] == [5, 1, 1, 1, 6]
+
+
+def test_pure_run_serves_woken_clients_before_the_next_request(client):
+    """Lazy expiry inside a run deletes a stream a client is blocked on: that client is
+    served before the requests after the deleting one, as Redis serves blocked clients
+    after every command. Served later, it would find the group re-created and wait on."""
+    blocked = Client(client.server)
+    blocked.transport = _Recorder()
+    client.data_received(_req(b"XGROUP", b"CREATE", b"s", b"g", b"$", b"MKSTREAM")
+                         + _req(b"PEXPIRE", b"s", b"1"))
+    blocked.data_received(_req(b"XREADGROUP", b"GROUP", b"g", b"c", b"BLOCK", b"0",
+                               b"STREAMS", b"s", b">"))
+    assert blocked.waiter is not None
+    import time
+    time.sleep(0.01)
+    client.data_received(_req(b"EXISTS", b"s") * 3
+                         + _req(b"XGROUP", b"CREATE", b"s", b"g", b"$", b"MKSTREAM")
+                         + _req(b"XADD", b"s", b"1-1", b"f", b"v"))
+    assert bytes(blocked.transport.data).startswith(b"-NOGROUP No such key 's'")

@@ -1,6 +1,7 @@
-"""Pipelined runs: many XADDs to one stream, or XACKs to one group, arriving in one read.
+"""Pipelined runs: many XADDs to one stream, XACKs to one group, or read-only requests of
+one command, arriving in one read.
 
-streamd takes such a run together (``xadd_batch``, ``xack_batch``); every request of it
+streamd takes such a run together (``xadd_batch``, ``xack_batch``, ``pure_batch``); every request of it
 must still end as if it had run alone: same replies, same errors, same node layout, same statistics, WATCH
 and blocked readers served exactly as Redis serves them. Each test sends its pipeline in
 one write, so the requests reach the server in one read.
@@ -170,3 +171,44 @@ def test_xack_run_with_bad_ids_and_other_groups(raw, r):
     assert r.xpending("k", "h")["pending"] == 4
     stats = r.info("commandstats")["cmdstat_xack"]
     assert (stats["calls"], stats["failed_calls"]) == (9, 2)
+
+
+def _cmdstat(r, name: str) -> dict:
+    return r.info("commandstats").get(f"cmdstat_{name}", {"calls": 0, "failed_calls": 0,
+                                                          "rejected_calls": 0})
+
+
+@pytest.mark.min_redis("6.2")  # failed_calls / rejected_calls
+def test_run_of_reads_with_errors(raw, r):
+    """GET, XRANGE and HGET runs with errors inside: each request answers as it would
+    alone, and commandstats counts each once (executed, failed or rejected)."""
+    r.set("a", "1")
+    r.hset("h", "f", "v")
+    r.xadd("s", {"f": "1"}, id="1-1")
+    r.xadd("s", {"f": "2"}, id="1-2")
+    get0, xr0 = _cmdstat(r, "get"), _cmdstat(r, "xrange")
+    c = raw()
+    replies = _pipeline(
+        c,
+        ("GET", "a"), ("GET", "missing"), ("GET", "h"), ("GET", "a"), ("GET", "a", "x"),
+        ("get", "a"),
+        ("XRANGE", "s", "-", "+", "COUNT", "1"), ("XRANGE", "s", "(1-1", "+"),
+        ("XRANGE", "s", "nope", "+"), ("XRANGE", "s", "-", "+", "COUNT"),
+        ("XRANGE", "h", "-", "+"), ("XRANGE", "s", "+", "-"),
+        ("HGET", "h", "f"), ("HGET", "a", "f"), ("PING",),
+    )
+    assert replies[:2] == [b"1", None]
+    assert isinstance(replies[2], hiredis.ReplyError) and str(replies[2]).startswith("WRONGTYPE")
+    assert replies[3] == b"1"
+    assert str(replies[4]) == "ERR wrong number of arguments for 'get' command"
+    assert replies[5] == b"1"
+    assert replies[6:8] == [[[b"1-1", [b"f", b"1"]]], [[b"1-2", [b"f", b"2"]]]]
+    assert str(replies[8]) == "ERR Invalid stream ID specified as stream command argument"
+    assert str(replies[9]) == "ERR syntax error"
+    assert str(replies[10]).startswith("WRONGTYPE") and replies[11] == []
+    assert replies[12] == b"v" and str(replies[13]).startswith("WRONGTYPE")
+    assert replies[14] == b"PONG"
+    get1, xr1 = _cmdstat(r, "get"), _cmdstat(r, "xrange")
+    assert (get1["calls"] - get0["calls"], get1["failed_calls"] - get0["failed_calls"],
+            get1["rejected_calls"] - get0["rejected_calls"]) == (5, 1, 1)
+    assert (xr1["calls"] - xr0["calls"], xr1["failed_calls"] - xr0["failed_calls"]) == (6, 3)

@@ -17,7 +17,8 @@ _RESET = Simple(b"RESET")
 
 @command("ping", -1, "fast", group="connection", since="1.0.0",
          summary="Returns the server's liveliness response.", complexity="O(1)",
-         args=(string("message", optional=True),))
+         args=(string("message", optional=True),),
+         pure=True)
 def ping(ctx, argv):
     """PING [message]"""
     if len(argv) > 2:
@@ -26,7 +27,8 @@ def ping(ctx, argv):
 
 
 @command("echo", 2, "fast", group="connection", since="1.0.0",
-         summary="Returns the given string.", complexity="O(1)", args=(string("message"),))
+         summary="Returns the given string.", complexity="O(1)", args=(string("message"),),
+         pure=True)
 def echo(ctx, argv):
     """ECHO message"""
     return argv[1]

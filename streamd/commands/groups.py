@@ -608,7 +608,8 @@ def xnack(ctx, argv):
                block("filters", integer("min-idle-time", token="IDLE", optional=True,
                                         since="6.2.0"),
                      string("start"), string("end"), integer("count"),
-                     string("consumer", optional=True), optional=True)))
+                     string("consumer", optional=True), optional=True)),
+         pure=True)
 def xpending(ctx, argv):
     """XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
 

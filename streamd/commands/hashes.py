@@ -164,7 +164,8 @@ def hincrbyfloat(ctx, argv):
 
 @command("hget", 3, "readonly fast", _ONE_KEY, group="hash", since="2.0.0",
          summary="Returns the value of a field in a hash.", complexity="O(1)",
-         args=(key(), string("field")))
+         args=(key(), string("field")),
+         pure=True)
 def hget(ctx, argv):
     """HGET key field"""
     h = _get(ctx.db, argv[1])
@@ -174,7 +175,8 @@ def hget(ctx, argv):
 @command("hmget", -3, "readonly fast", _ONE_KEY, group="hash", since="2.0.0",
          summary="Returns the values of all fields in a hash.",
          complexity="O(N) where N is the number of fields being requested.",
-         args=(key(), string("field", multiple=True)))
+         args=(key(), string("field", multiple=True)),
+         pure=True)
 def hmget(ctx, argv):
     """HMGET key field [field ...]"""
     h = _get(ctx.db, argv[1]) or {}
@@ -183,7 +185,8 @@ def hmget(ctx, argv):
 
 @command("hgetall", 2, "readonly", _ONE_KEY, group="hash", since="2.0.0",
          summary="Returns all fields and values in a hash.",
-         complexity="O(N) where N is the size of the hash.", args=(key(),))
+         complexity="O(N) where N is the size of the hash.", args=(key(),),
+         pure=True)
 def hgetall(ctx, argv):
     """HGETALL key"""
     h = _get(ctx.db, argv[1])
@@ -192,7 +195,8 @@ def hgetall(ctx, argv):
 
 @command("hkeys", 2, "readonly", _ONE_KEY, group="hash", since="2.0.0",
          summary="Returns all fields in a hash.",
-         complexity="O(N) where N is the size of the hash.", args=(key(),))
+         complexity="O(N) where N is the size of the hash.", args=(key(),),
+         pure=True)
 def hkeys(ctx, argv):
     """HKEYS key"""
     h = _get(ctx.db, argv[1])
@@ -201,7 +205,8 @@ def hkeys(ctx, argv):
 
 @command("hvals", 2, "readonly", _ONE_KEY, group="hash", since="2.0.0",
          summary="Returns all values in a hash.",
-         complexity="O(N) where N is the size of the hash.", args=(key(),))
+         complexity="O(N) where N is the size of the hash.", args=(key(),),
+         pure=True)
 def hvals(ctx, argv):
     """HVALS key"""
     h = _get(ctx.db, argv[1])
@@ -209,7 +214,8 @@ def hvals(ctx, argv):
 
 
 @command("hlen", 2, "readonly fast", _ONE_KEY, group="hash", since="2.0.0",
-         summary="Returns the number of fields in a hash.", complexity="O(1)", args=(key(),))
+         summary="Returns the number of fields in a hash.", complexity="O(1)", args=(key(),),
+         pure=True)
 def hlen(ctx, argv):
     """HLEN key"""
     h = _get(ctx.db, argv[1])
@@ -218,7 +224,8 @@ def hlen(ctx, argv):
 
 @command("hexists", 3, "readonly fast", _ONE_KEY, group="hash", since="2.0.0",
          summary="Determines whether a field exists in a hash.", complexity="O(1)",
-         args=(key(), string("field")))
+         args=(key(), string("field")),
+         pure=True)
 def hexists(ctx, argv):
     """HEXISTS key field"""
     h = _get(ctx.db, argv[1])
@@ -227,7 +234,8 @@ def hexists(ctx, argv):
 
 @command("hstrlen", 3, "readonly fast", _ONE_KEY, group="hash", since="3.2.0",
          summary="Returns the length of the value of a field.", complexity="O(1)",
-         args=(key(), string("field")))
+         args=(key(), string("field")),
+         pure=True)
 def hstrlen(ctx, argv):
     """HSTRLEN key field"""
     h = _get(ctx.db, argv[1])
@@ -242,7 +250,8 @@ _LONG_MAX = LLONG_MAX
          summary="Returns one or more random fields from a hash.",
          complexity="O(N) where N is the number of fields returned",
          args=(key(), block("options", integer("count"),
-                            token("WITHVALUES", optional=True), optional=True)))
+                            token("WITHVALUES", optional=True), optional=True)),
+         pure=True)
 def hrandfield(ctx, argv):
     """HRANDFIELD key [count [WITHVALUES]]"""
     if len(argv) == 2:
@@ -287,7 +296,8 @@ def hrandfield(ctx, argv):
                     "elements inside the collection.",
          args=(key(), integer("cursor"), pattern(token="MATCH", optional=True),
                integer("count", token="COUNT", optional=True),
-               token("NOVALUES", optional=True, since="7.4.0")))
+               token("NOVALUES", optional=True, since="7.4.0")),
+         pure=True)
 def hscan(ctx, argv):
     """HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]"""
     cursor = K.parse_cursor(argv[2])

@@ -75,7 +75,8 @@ def unlink(ctx, argv):
 @command("exists", -2, "readonly fast", _ALL_KEYS, group="generic", since="1.0.0",
          summary="Determines whether one or more keys exist.",
          complexity="O(N) where N is the number of keys to check.",
-         args=(key(multiple=True),))
+         args=(key(multiple=True),),
+         pure=True)
 def exists(ctx, argv):
     """EXISTS key [key ...]"""
     db = ctx.db
@@ -86,7 +87,8 @@ def exists(ctx, argv):
          summary="Returns the number of existing keys out of those specified after updating "
                  "the time they were last accessed.",
          complexity="O(N) where N is the number of keys that will be touched.",
-         args=(key(multiple=True),))
+         args=(key(multiple=True),),
+         pure=True)
 def touch(ctx, argv):
     """TOUCH key [key ...]"""
     db = ctx.db
@@ -95,7 +97,8 @@ def touch(ctx, argv):
 
 @command("type", 2, "readonly fast", _ONE_KEY, group="generic", since="1.0.0",
          summary="Determines the type of value stored at a key.", complexity="O(1)",
-         args=(key(),))
+         args=(key(),),
+         pure=True)
 def type_(ctx, argv):
     """TYPE key"""
     value = ctx.db.get(argv[1])
@@ -112,7 +115,8 @@ def type_(ctx, argv):
          complexity="O(N) with N being the number of keys in the database, under the "
                     "assumption that the key names in the database and the given pattern "
                     "have limited length.",
-         args=(pattern(),))
+         args=(pattern(),),
+         pure=True)
 def keys(ctx, argv):
     """KEYS pattern"""
     pat = argv[1]
@@ -156,7 +160,8 @@ def parse_scan_options(args: Args, allow_type: bool):
                     "elements inside the collection.",
          args=(integer("cursor"), pattern(token="MATCH", optional=True),
                integer("count", token="COUNT", optional=True),
-               string("type", token="TYPE", optional=True, since="6.0.0")))
+               string("type", token="TYPE", optional=True, since="6.0.0")),
+         pure=True)
 def scan(ctx, argv):
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]"""
     cursor = K.parse_cursor(argv[1])
@@ -177,7 +182,8 @@ def scan(ctx, argv):
 
 
 @command("randomkey", 1, "readonly", group="generic", since="1.0.0",
-         summary="Returns a random key name from the database.", complexity="O(1)")
+         summary="Returns a random key name from the database.", complexity="O(1)",
+         pure=True)
 def randomkey(ctx, argv):
     """RANDOMKEY"""
     db = ctx.db
@@ -386,7 +392,8 @@ def _ttl(ctx, k: bytes, ms: bool, absolute: bool):
 
 @command("ttl", 2, "readonly fast", _ONE_KEY, group="generic", since="1.0.0",
          summary="Returns the expiration time in seconds of a key.", complexity="O(1)",
-         args=(key(),))
+         args=(key(),),
+         pure=True)
 def ttl(ctx, argv):
     """TTL key"""
     return _ttl(ctx, argv[1], ms=False, absolute=False)
@@ -394,7 +401,8 @@ def ttl(ctx, argv):
 
 @command("pttl", 2, "readonly fast", _ONE_KEY, group="generic", since="2.6.0",
          summary="Returns the expiration time in milliseconds of a key.", complexity="O(1)",
-         args=(key(),))
+         args=(key(),),
+         pure=True)
 def pttl(ctx, argv):
     """PTTL key"""
     return _ttl(ctx, argv[1], ms=True, absolute=False)
@@ -402,7 +410,8 @@ def pttl(ctx, argv):
 
 @command("expiretime", 2, "readonly fast", _ONE_KEY, group="generic", since="7.0.0",
          summary="Returns the expiration time of a key as a Unix timestamp.",
-         complexity="O(1)", args=(key(),))
+         complexity="O(1)", args=(key(),),
+         pure=True)
 def expiretime(ctx, argv):
     """EXPIRETIME key"""
     return _ttl(ctx, argv[1], ms=False, absolute=True)
@@ -410,7 +419,8 @@ def expiretime(ctx, argv):
 
 @command("pexpiretime", 2, "readonly fast", _ONE_KEY, group="generic", since="7.0.0",
          summary="Returns the expiration time of a key as a Unix milliseconds timestamp.",
-         complexity="O(1)", args=(key(),))
+         complexity="O(1)", args=(key(),),
+         pure=True)
 def pexpiretime(ctx, argv):
     """PEXPIRETIME key"""
     return _ttl(ctx, argv[1], ms=True, absolute=True)

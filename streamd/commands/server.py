@@ -384,7 +384,8 @@ def command_help(ctx, argv):
 # --- keyspace-wide -----------------------------------------------------------------------
 
 @command("dbsize", 1, "readonly fast", group="server", since="1.0.0",
-         summary="Returns the number of keys in the database.", complexity="O(1)")
+         summary="Returns the number of keys in the database.", complexity="O(1)",
+         pure=True)
 def dbsize(ctx, argv):
     """DBSIZE
 

@@ -461,7 +461,8 @@ def _range_command(ctx, argv, rev: bool):
                     "constant (e.g. always asking for the first 10 elements with COUNT), "
                     "you can consider it O(1).",
          args=(key(), string("start"), string("end"),
-               integer("count", token="COUNT", optional=True)))
+               integer("count", token="COUNT", optional=True)),
+         pure=True)
 def xrange(ctx, argv):
     """XRANGE key start end [COUNT count]
 
@@ -476,7 +477,8 @@ def xrange(ctx, argv):
                     "(e.g. always asking for the first 10 elements with COUNT), you can "
                     "consider it O(1).",
          args=(key(), string("end"), string("start"),
-               integer("count", token="COUNT", optional=True)))
+               integer("count", token="COUNT", optional=True)),
+         pure=True)
 def xrevrange(ctx, argv):
     """XREVRANGE key end start [COUNT count]
 
@@ -488,7 +490,8 @@ def xrevrange(ctx, argv):
 
 @command("XLEN", 2, "readonly fast", (1, 1, 1), group="stream", since="5.0.0",
          summary="Return the number of messages in a stream.", complexity="O(1)",
-         args=(key(),))
+         args=(key(),),
+         pure=True)
 def xlen(ctx, argv):
     """XLEN key
 

@@ -160,7 +160,8 @@ def psetex(ctx, argv):
 # --- reads -------------------------------------------------------------------------------
 
 @command("get", 2, "readonly fast", _ONE_KEY, group="string", since="1.0.0",
-         summary="Returns the string value of a key.", complexity="O(1)", args=(key(),))
+         summary="Returns the string value of a key.", complexity="O(1)", args=(key(),),
+         pure=True)
 def get(ctx, argv):
     """GET key"""
     return _get_string(ctx.db, argv[1])
@@ -169,7 +170,8 @@ def get(ctx, argv):
 @command("mget", -2, "readonly fast", (1, -1, 1), group="string", since="1.0.0",
          summary="Atomically returns the string values of one or more keys.",
          complexity="O(N) where N is the number of keys to retrieve.",
-         args=(key(multiple=True),))
+         args=(key(multiple=True),),
+         pure=True)
 def mget(ctx, argv):
     """MGET key [key ...]"""
     db = ctx.db
@@ -223,7 +225,8 @@ def getex(ctx, argv):
 
 
 @command("strlen", 2, "readonly fast", _ONE_KEY, group="string", since="2.2.0",
-         summary="Returns the length of a string value.", complexity="O(1)", args=(key(),))
+         summary="Returns the length of a string value.", complexity="O(1)", args=(key(),),
+         pure=True)
 def strlen(ctx, argv):
     """STRLEN key"""
     value = _get_string(ctx.db, argv[1])
@@ -236,7 +239,8 @@ def strlen(ctx, argv):
                     "ultimately determined by the returned length, but because creating a "
                     "substring from an existing string is very cheap, it can be considered "
                     "O(1) for small strings.",
-         args=(key(), integer("start"), integer("end")))
+         args=(key(), integer("start"), integer("end")),
+         pure=True)
 def getrange(ctx, argv):
     """GETRANGE key start end"""
     start = parse_int(argv[2])

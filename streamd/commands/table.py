@@ -193,13 +193,15 @@ _GROUP_CATEGORIES = {
 def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             group: str = "generic", since: str = "1.0.0", summary: str = "",
             complexity: str = "", args: tuple = (), container: bool = False,
-            doc_flags: tuple = (), keyword_keys: tuple = ()):
+            doc_flags: tuple = (), keyword_keys: tuple = (), pure: bool = False):
     """Register a command (or, with ``container=True``, a container of subcommands).
 
     Used as a decorator on the handler ``handler(ctx, argv) -> reply``; a container is
     registered by calling it without a handler. ``keys`` is (first, last, step);
     ``keyword_keys`` is (keyword, search start, limit) for keys that follow a keyword,
-    which makes the command ``movablekeys``.
+    which makes the command ``movablekeys``. ``pure`` marks a handler whose only effects
+    are its reply and lazy expiry (no write, no blocking, no client state): a pipelined run
+    of it is taken by one loop (``pure_batch``).
     """
     if keyword_keys:
         flags += " movablekeys"
@@ -234,6 +236,11 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
         else:
             TABLE[cmd.name.encode()] = cmd
             DISPATCH[cmd.name.encode()] = DISPATCH[cmd.name.upper().encode()] = cmd
+        if pure:
+            # A run matches requests by their first argument, which names a container,
+            # not its subcommand.
+            assert cmd.parent is None, "subcommands cannot be pure"
+            cmd.batch = pure_batch(cmd)
         return handler
 
     if container:
@@ -257,6 +264,30 @@ def batch_handler(name: str):
         TABLE[name.lower().encode()].batch = fn
         return fn
     return attach
+
+
+def pure_batch(cmd: Command) -> Callable:
+    """The batch handler of a ``pure`` command: the requests from ``start`` that name it
+    as the first did, with a valid argument count, each run by the plain handler. The
+    dispatcher's per-request bookkeeping is done once for the run. The run ends before a
+    request that raises (the plain path runs it again and reports its error: a pure
+    handler that raised changed nothing). Clients woken by a lazy expiry in the run are
+    served when it ends (``Server._run_batch``): the pure requests after the deletion
+    cannot change what they find."""
+    def batch(ctx, requests: list, start: int, replies: list) -> None:
+        handler, arity = cmd.handler, cmd.arity
+        name = requests[start][0]
+        put = replies.append
+        for i in range(start, len(requests)):
+            argv = requests[i]
+            if argv[0] != name or ((len(argv) != arity) if arity > 0 else (len(argv) < -arity)):
+                break
+            try:
+                put(handler(ctx, argv))
+            except Exception:
+                break
+
+    return batch
 
 
 def lookup(argv: list[bytes]) -> "Command | None":

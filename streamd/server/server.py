@@ -157,6 +157,8 @@ class Server:
             if elapsed > 0:
                 cmd.usec += elapsed // 1000
             encode_each(replies, client._out, client.resp)
+            if self.keyspace.ready:  # a pure command's lazy expiry deleted a key
+                self.handle_ready()
         return taken
 
     def _resolve(self, client: Client, argv: list[bytes]):
