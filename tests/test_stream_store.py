@@ -165,6 +165,22 @@ def test_node_byte_limit_uses_listpack_estimate():
     assert s.node_sizes() == [(3, 0), (2, 0)]
 
 
+@pytest.mark.parametrize("value", [b"", b"v", b"12345678", b"-5", b"007", b"x" * 63,
+                                   b"x" * 64, b"x" * 125, b"x" * 126, b"x" * 4095,
+                                   b"x" * 4096, b"9" * 5000])
+@pytest.mark.parametrize("nf", [1, 2])
+def test_entry_listpack_bytes_by_value_size(value, nf):
+    # A non-master entry with the master's fields: flags, ms delta, seq delta and lp-count
+    # (small ints: 2 bytes each) and its values. One field (sized without the loop) and
+    # two fields (the loop) must agree with _str_size for every size class.
+    fields = [b"f", value, b"g", value][:2 * nf]
+    s = Stream()
+    s.append(make_id(1, 0), fields, 0, 0)
+    before = s._nodes[0].body
+    s.append(make_id(1, 1), fields, 0, 0)
+    assert s._nodes[0].body - before == 8 + nf * _str_size(value)
+
+
 def test_str_size_matches_listpack_encodings():
     assert _str_size(b"0") == 2  # 7-bit uint
     assert _str_size(b"127") == 2

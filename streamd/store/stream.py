@@ -374,21 +374,33 @@ class Stream:
             self._drop_dead_tail(sid)
             tail = nodes[-1] if nodes else None
         nf = len(fields) >> 1
-        # Raw bytes (the node-size check) and listpack bytes of the values, in one pass;
-        # the common values are sized without a call: short non-numeric strings, and any
-        # string of 64 bytes to 4 KiB (too long to be an integer).
-        raw = 0
-        size = 2  # the flags element
-        for k in range(1, 2 * nf, 2):
-            value = fields[k]
+        # Raw bytes (the node-size check) and listpack bytes of the values (after the 2-byte
+        # flags element), in one pass; the common values are sized without a call: short
+        # non-numeric strings, and any string of 64 bytes to 4 KiB (too long to be an
+        # integer). A single field, the usual entry, is sized without the loop.
+        if nf == 1:
+            value = fields[1]
             n = len(value)
-            raw += len(fields[k - 1]) + n
+            raw = len(fields[0]) + n
             if n < 64:
-                size += n + 2 if not n or value[0] not in _NUM_START else _str_size(value)
+                size = n + 4 if not n or value[0] not in _NUM_START else 2 + _str_size(value)
             elif n < 4096:
-                size += n + 3 if n < 126 else n + 4  # 2-byte header, 1- or 2-byte backlen
+                size = n + 5 if n < 126 else n + 6  # 2-byte header, 1- or 2-byte backlen
             else:
-                size += _str_size(value)
+                size = 2 + _str_size(value)
+        else:
+            raw = 0
+            size = 2
+            for k in range(1, 2 * nf, 2):
+                value = fields[k]
+                n = len(value)
+                raw += len(fields[k - 1]) + n
+                if n < 64:
+                    size += n + 2 if not n or value[0] not in _NUM_START else _str_size(value)
+                elif n < 4096:
+                    size += n + 3 if n < 126 else n + 4
+                else:
+                    size += _str_size(value)
         if tail is not None:
             if node_max_entries > 0 and len(tail.ms) >= node_max_entries:
                 tail.seal()
@@ -415,9 +427,13 @@ class Stream:
             self._fseq.append(seq)
             size += 4  # ms and seq deltas are 0
         else:
-            names = tuple(fields[0::2])
-            if names == tail.master:
-                names = tail.master  # share the tuple; identity marks "same fields"
+            master = tail.master
+            if nf == 1 and len(master) == 1 and fields[0] == master[0]:
+                names = master  # the usual entry: no tuple to build and compare
+            else:
+                names = tuple(fields[0::2])
+                if names == master:
+                    names = master  # share the tuple; identity marks "same fields"
             dms = ms - tail.ms0
             dseq = seq - tail.seq0
             size += 2 if 0 <= dms < 128 else _int_size(
