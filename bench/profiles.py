@@ -26,6 +26,8 @@ class Profile:
     seek_max_slow: int        # largest seek size for fakeredis
     seek_seconds: float
     load_budget: float        # seconds allowed for one big load before it is cut short
+    idmp_fill: int            # IDMP workload: records per producer before timing (MAXSIZE
+                              # 10000: a full producer evicts on every append)
 
 
 PROFILES = {
@@ -35,21 +37,21 @@ PROFILES = {
         readgroup_max=400_000, wakeup_samples=300, mem_rounds=1,
         mem_8=1_000_000, mem_512=200_000, mem_8_slow=30_000, mem_512_slow=10_000,
         seek_sizes=(10_000, 1_000_000, 10_000_000), seek_max_slow=100_000,
-        seek_seconds=0.8, load_budget=400.0),
+        seek_seconds=0.8, load_budget=400.0, idmp_fill=10_000),
     "quick": Profile(
         name="quick", rounds=3, seconds=0.25, warmup_seconds=0.08, rb_min=1_000,
         rb_max=500_000, xrange_entries=100_000, xrange_entries_slow=10_000,
         readgroup_max=100_000, wakeup_samples=40, mem_rounds=1,
         mem_8=50_000, mem_512=30_000, mem_8_slow=5_000, mem_512_slow=2_000,
         seek_sizes=(10_000, 100_000), seek_max_slow=10_000,
-        seek_seconds=0.25, load_budget=30.0),
+        seek_seconds=0.25, load_budget=30.0, idmp_fill=10_000),
     "smoke": Profile(
         name="smoke", rounds=1, seconds=0.1, warmup_seconds=0.05, rb_min=800,
         rb_max=20_000, xrange_entries=2_000, xrange_entries_slow=1_000,
         readgroup_max=2_000, wakeup_samples=5, mem_rounds=1,
         mem_8=10_000, mem_512=2_000, mem_8_slow=2_000, mem_512_slow=500,
         seek_sizes=(1_000, 3_000), seek_max_slow=1_000,
-        seek_seconds=0.1, load_budget=10.0),
+        seek_seconds=0.1, load_budget=10.0, idmp_fill=100),
 }
 
 

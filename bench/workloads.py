@@ -248,7 +248,12 @@ def xadd_maker(variant: str, key: bytes, client: int):
 
 class IdmpVsPlain(Workload):
     """Plain XADD, XADD IDMP pid iid and XADD IDMPAUTO pid back to back on each target
-    (IDMP-MAXSIZE 10000, values 8-512 B); the variant order rotates every round."""
+    (IDMP-MAXSIZE 10000, values 8-512 B); the variant order rotates every round.
+
+    Each variant's key is filled once per target before timing, to ``idmp_fill`` records
+    per producer (plain: as many entries), and kept across rounds: a timed IDMP append then
+    meets a full producer and evicts its oldest record, the steady state of a long-running
+    producer. Without the fill a 1.2 s run never reaches MAXSIZE and leaves eviction out."""
 
     tool = "python (raw socket + hiredis)"
     VARIANTS = ("plain", "idmp", "idmpauto")
@@ -268,38 +273,59 @@ class IdmpVsPlain(Workload):
     def _key(self, v):
         return b"bench:idmp:" + v.encode()
 
-    def _prepare(self, t, v):
+    def _fill(self, ctx, t, v) -> int:
+        """A fresh key whose producers each hold ``idmp_fill`` records (MAXSIZE 10000), so
+        that the timed appends of a full producer each evict one; plain gets as many
+        entries. Returns the request index each producer continues from."""
         key = self._key(v)
+        n = ctx.profile.idmp_fill
         with Conn(t.port) as c:
             c.call(b"DEL", key)
             c.call(b"XADD", key, b"*", b"f", b"init")
             if v != "plain":
                 c.call(b"XCFGSET", key, b"IDMP-MAXSIZE", b"10000")
+            if t.slow:
+                ctx.note(f"idmp on {t.name}: no fill before timing (loading is too slow)")
+                return 0
+            chunk = 1000
+            for client in range(self.clients):
+                make = xadd_maker(v, key, client)
+                for lo in range(0, n, chunk):
+                    hi = min(n, lo + chunk)
+                    c.send(b"".join([make(i) for i in range(lo, hi)]))
+                    if c.read_replies(hi - lo):
+                        raise RuntimeError(f"{v} fill: {c.last_error}")
+        return n
 
-    def _one(self, ctx, t, v, seconds):
-        self._prepare(t, v)
+    def _one(self, ctx, t, v, seconds, state):
         key = self._key(v)
+        start = state[v]  # per producer, the next request index: iids never repeat
+        with Conn(t.port) as c:
+            xlen0 = c.call(b"XLEN", key)
         cpu0 = t.proc.cpu_seconds()
         if self.clients == 1 and self.pipeline == 1:
-            res = loadgen.unpipelined(t.port, xadd_maker(v, key, 0), seconds)
+            make = xadd_maker(v, key, 0)
+            res = loadgen.unpipelined(t.port, lambda i: make(start + i), seconds)
+            state[v] = start + res["ops"]
         else:
             depth = self.pipeline
+            counters = [start] * self.clients
 
             def factory(c):
                 make = xadd_maker(v, key, c)
-                counter = [0]
 
                 def batch():
-                    i = counter[0]
-                    counter[0] = i + depth
+                    i = counters[c]
+                    counters[c] = i + depth
                     return b"".join([make(j) for j in range(i, i + depth)])
                 return batch
             res = loadgen.pipelined(t.port, self.clients, depth, factory, seconds)
+            state[v] = max(counters)  # a batch sent but not counted still used its iids
         res["cpu_s"] = t.proc.cpu_seconds() - cpu0
         with Conn(t.port) as c:  # every XADD must have added an entry (no dedup hits)
             xlen = c.call(b"XLEN", key)
-        if xlen != res["ops"] + 1:
-            raise RuntimeError(f"{v}: XLEN {xlen} after {res['ops']} XADDs")
+        if xlen != xlen0 + res["ops"]:
+            raise RuntimeError(f"{v}: XLEN grew by {xlen - xlen0} after {res['ops']} XADDs")
         return res
 
     def _variants(self, t):
@@ -310,16 +336,18 @@ class IdmpVsPlain(Workload):
         return out
 
     def setup(self, ctx, t):
+        state = {}
         for v in self._variants(t):
-            self._one(ctx, t, v, ctx.profile.warmup_seconds)
-        return None
+            state[v] = self._fill(ctx, t, v)
+            self._one(ctx, t, v, ctx.profile.warmup_seconds, state)
+        return state
 
     def run(self, ctx, t, state, rnd):
         vs = self._variants(t)
         k = rnd % len(vs)
         result, extra, cpu = {}, {}, {}
         for v in vs[k:] + vs[:k]:
-            res = self._one(ctx, t, v, ctx.profile.seconds)
+            res = self._one(ctx, t, v, ctx.profile.seconds, state)
             cpu[f"{self.name}.{v}"] = res["cpu_s"] / res["ops"] * 1e6
             result[f"{self.name}.{v}"] = res["ops_per_sec"]
             if "p50_us" in res:
