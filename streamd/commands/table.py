@@ -280,6 +280,7 @@ def pure_batch(cmd: Command) -> Callable:
         put = replies.append
         for i in range(start, len(requests)):
             argv = requests[i]
+            # Command.arity_ok, inlined as in the dispatcher's loop: a call per request.
             if argv[0] != name or ((len(argv) != arity) if arity > 0 else (len(argv) < -arity)):
                 break
             try:
