@@ -21,6 +21,13 @@ _RESTORED_CONFIGS = (
 )
 
 
+def encode_request(*args) -> bytes:
+    """A request as clients send it: a RESP array of bulk strings (str and int arguments
+    encoded as text)."""
+    args = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
 def pytest_addoption(parser):
     parser.addoption("--redis-url", default=None,
                      help="run the suite against this server instead of an in-process streamd")

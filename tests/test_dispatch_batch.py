@@ -7,12 +7,15 @@ that raised with the generic error while the requests before it keep their repli
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from streamd.commands import TABLE
 from streamd.protocol.replies import Simple
 from streamd.server.client import Client
 from streamd.server.server import Server
+from tests.conftest import encode_request as _req
 
 pytestmark = pytest.mark.streamd_only
 
@@ -44,7 +47,7 @@ def echo():
 
 
 def _echo(arg: bytes) -> bytes:
-    return b"*2\r\n$4\r\nECHO\r\n$%d\r\n%s\r\n" % (len(arg), arg)
+    return _req(b"ECHO", arg)
 
 
 def test_batch_replies_and_stats(client, echo):
@@ -76,10 +79,6 @@ def test_batch_that_raises(client, echo):
 
 # --- pure commands: runs of read-only requests (``table.pure_batch``) -----------------------
 
-def _req(*args: bytes) -> bytes:
-    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
-
-
 def test_pure_run_replies_errors_and_stats(client):
     """A run of GETs with a WRONGTYPE in the middle, a wrong arity and another command: every
     request gets the reply it gets alone, and counts once."""
@@ -110,7 +109,6 @@ def test_pure_run_serves_woken_clients_before_the_next_request(client):
     blocked.data_received(_req(b"XREADGROUP", b"GROUP", b"g", b"c", b"BLOCK", b"0",
                                b"STREAMS", b"s", b">"))
     assert blocked.waiter is not None
-    import time
     time.sleep(0.01)
     client.data_received(_req(b"EXISTS", b"s") * 3
                          + _req(b"XGROUP", b"CREATE", b"s", b"g", b"$", b"MKSTREAM")

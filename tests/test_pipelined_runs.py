@@ -13,10 +13,7 @@ import hiredis
 import pytest
 import redis
 
-
-def _req(*args) -> bytes:
-    args = [a if isinstance(a, bytes) else str(a).encode() for a in args]
-    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+from tests.conftest import encode_request as _req
 
 
 def _pipeline(conn, *requests) -> list:
