@@ -82,6 +82,24 @@ def test_entries_pairs_and_runs_encode_as_nested_arrays():
         assert to_bytes(value, resp) == b"*5" + body + b"*2\r\n$3\r\n7-0\r\n" + null
 
 
+def test_runs_of_several_entries_encode_like_nested_arrays():
+    # Each entry's closing CRLF is written with the next entry's header, and a run's field
+    # names are rendered once and reused: runs of several entries, of one, three and no
+    # fields, and more distinct field names than the rendered-names cache keeps.
+    runs = [((1, 2, 3), (0, 1, 2), (b"f",), [b"a", b"", b"c" * 1100]),
+            ((4, 5), (0, 0), (b"x", b"yy", b"zzz"), [b"1", b"2", b"3", b"4", b"5", b"6"]),
+            ((6, 7), (0, 0), (), [])]
+    runs += [((10 + i,), (0,), (b"n%d" % i,), [b"v%d" % i]) for i in range(1100)]
+    runs.append(((2000,), (0,), (b"f",), [b"last"]))
+    want = [[b"1-0", [b"f", b"a"]], [b"2-1", [b"f", b""]], [b"3-2", [b"f", b"c" * 1100]],
+            [b"4-0", [b"x", b"1", b"yy", b"2", b"zzz", b"3"]],
+            [b"5-0", [b"x", b"4", b"yy", b"5", b"zzz", b"6"]], [b"6-0", []], [b"7-0", []]]
+    want += [[b"%d-0" % (10 + i), [b"n%d" % i, b"v%d" % i]] for i in range(1100)]
+    want.append([b"2000-0", [b"f", b"last"]])
+    for resp in (2, 3):
+        assert to_bytes(Entries(runs, len(want)), resp) == to_bytes(want, resp)
+
+
 @pytest.mark.parametrize("resp", [2, 3])
 def test_encode_each_equals_one_encode_per_value(resp):
     from streamd.protocol.encoder import encode_each

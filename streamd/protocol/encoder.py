@@ -31,6 +31,7 @@ _INT_CACHE = [b":%d\r\n" % i for i in range(1024)]
 _BULK_HDR = [b"$%d\r\n" % i for i in range(1024)]
 _ARR_HDR = [b"*%d\r\n" % i for i in range(1024)]
 _ID_HDR = [b"*2\r\n$%d\r\n" % i for i in range(48)]  # an entry's header and its ID's length
+_CRLF_ID_HDR = [b"\r\n" + h for h in _ID_HDR]  # the same after the previous entry's last value
 
 
 def _format_double(value: float) -> bytes:
@@ -49,40 +50,70 @@ def format_double(value: float) -> bytes:
     return _format_double(value)
 
 
+def _names_parts(names: tuple) -> tuple:
+    """(what follows an entry's ID up to its first value's header, the headers of the other
+    field names, or None when there is one name): the constant bytes of a run, rendered once
+    per field-name tuple. An entry without fields (only the store allows one) is all
+    ``mid``, with no heads."""
+    parts = _NAMES_PARTS.get(names)
+    if parts is None:
+        if len(_NAMES_PARTS) >= 1024:  # field names chosen per entry must not grow it forever
+            _NAMES_PARTS.clear()
+        if names:
+            first = names[0]
+            mid = b"\r\n*%d\r\n$%d\r\n%b\r\n" % (2 * len(names), len(first), first)
+            heads = tuple(b"\r\n$%d\r\n%b\r\n" % (len(x), x) for x in names[1:]) or None
+        else:
+            mid, heads = b"\r\n*0", ()
+        parts = _NAMES_PARTS[names] = (mid, heads)
+    return parts
+
+
+_NAMES_PARTS: dict = {}
+
+
 def _encode_run(run: tuple, out: bytearray) -> None:
-    """Entries given as a run ``(ms, seq, names, values)`` (see ``Entries``): the field
-    names are encoded once, and the pieces of all entries are joined in one go."""
+    """Entries given as a run ``(ms, seq, names, values)`` (see ``Entries``): the bytes
+    between the variable pieces come from ``_names_parts``, and each piece goes straight
+    into ``out``. An entry's closing CRLF is written with the next entry's header."""
     ms, seq, names, values = run
-    parts = []
-    put = parts.append
-    if len(names) == 1:
-        name = names[0]
-        mid = b"\r\n*2\r\n$%d\r\n%b\r\n" % (len(name), name)
+    mid, heads = _names_parts(names)
+    hdr = _ID_HDR
+    if heads is None:
         for m, s, v in zip(ms, seq, values):
             sid = b"%d-%d" % (m, s)
-            put(_ID_HDR[len(sid)])
-            put(sid)
-            put(mid)
+            out += hdr[len(sid)]
+            hdr = _CRLF_ID_HDR
+            out += sid
+            out += mid
             n = len(v)
-            put(_BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n)
-            put(v)
-            put(_CRLF)
-    else:
-        mid = b"\r\n*%d\r\n" % (2 * len(names))
-        heads = [b"$%d\r\n%b\r\n" % (len(x), x) for x in names]
-        vals = iter(values)
+            out += _BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n
+            out += v
+    elif not heads:
         for m, s in zip(ms, seq):
             sid = b"%d-%d" % (m, s)
-            put(_ID_HDR[len(sid)])
-            put(sid)
-            put(mid)
+            out += hdr[len(sid)]
+            hdr = _CRLF_ID_HDR
+            out += sid
+            out += mid
+    else:
+        vals = iter(values)
+        for m, s, v in zip(ms, seq, vals):
+            sid = b"%d-%d" % (m, s)
+            out += hdr[len(sid)]
+            hdr = _CRLF_ID_HDR
+            out += sid
+            out += mid
+            n = len(v)
+            out += _BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n
+            out += v
             for head, v in zip(heads, vals):  # stops at the last name: one entry's values
-                put(head)
+                out += head
                 n = len(v)
-                put(_BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n)
-                put(v)
-                put(_CRLF)
-    out += b"".join(parts)
+                out += _BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n
+                out += v
+    if hdr is _CRLF_ID_HDR:
+        out += _CRLF
 
 
 def encode(value, out: bytearray, resp: int = 2) -> None:
