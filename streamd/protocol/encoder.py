@@ -50,6 +50,9 @@ def format_double(value: float) -> bytes:
     return _format_double(value)
 
 
+_NAMES_PARTS: dict = {}  # field-name tuple -> _names_parts(tuple)
+
+
 def _names_parts(names: tuple) -> tuple:
     """(what follows an entry's ID up to its first value's header, the headers of the other
     field names, or None when there is one name): the constant bytes of a run, rendered once
@@ -67,9 +70,6 @@ def _names_parts(names: tuple) -> tuple:
             mid, heads = b"\r\n*0", ()
         parts = _NAMES_PARTS[names] = (mid, heads)
     return parts
-
-
-_NAMES_PARTS: dict = {}
 
 
 def _encode_run(run: tuple, out: bytearray) -> None:
