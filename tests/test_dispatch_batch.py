@@ -104,11 +104,14 @@ def test_pure_run_serves_woken_clients_before_the_next_request(client):
     after every command. Served later, it would find the group re-created and wait on."""
     blocked = Client(client.server)
     blocked.transport = _Recorder()
-    client.data_received(_req(b"XGROUP", b"CREATE", b"s", b"g", b"$", b"MKSTREAM")
-                         + _req(b"PEXPIRE", b"s", b"1"))
+    client.data_received(_req(b"XGROUP", b"CREATE", b"s", b"g", b"$", b"MKSTREAM"))
     blocked.data_received(_req(b"XREADGROUP", b"GROUP", b"g", b"c", b"BLOCK", b"0",
                                b"STREAMS", b"s", b">"))
     assert blocked.waiter is not None
+    # The TTL is set only once the reader is parked: set before, it could lapse first on
+    # a slow machine and the read would fail with NOGROUP instead of parking.
+    client.data_received(_req(b"PEXPIRE", b"s", b"1"))
+    assert blocked.waiter is not None and not blocked.transport.data
     time.sleep(0.01)
     client.data_received(_req(b"EXISTS", b"s") * 3
                          + _req(b"XGROUP", b"CREATE", b"s", b"g", b"$", b"MKSTREAM")
