@@ -145,6 +145,57 @@ def test_mset_drops_ttl(r):
     assert r.ttl("a") == -1
 
 
+# --- GETSET ------------------------------------------------------------------------------
+
+def test_getset(r):
+    assert r.getset("k", "1") is None
+    assert r.get("k") == b"1"
+    r.expire("k", 100)
+    assert r.getset("k", b"\x00two") == b"1"
+    assert r.get("k") == b"\x00two"
+    assert r.ttl("k") == -1  # a new value, no TTL: as SET without KEEPTTL
+    r.hset("h", "f", "v")
+    assert err(r.getset, "h", "x") == \
+        "WRONGTYPE Operation against a key holding the wrong kind of value"
+    assert r.type("h") == b"hash"  # nothing written
+    assert err(cmd, r, "GETSET", "k") == "wrong number of arguments for 'getset' command"
+
+
+def test_getset_is_one_write_for_watch(r, make_client):
+    r.set("k", "v")
+    c = make_client()
+    p = c.pipeline()
+    p.watch("k")
+    r.getset("k", "v")  # the same value is still a write
+    p.multi()
+    p.get("k")
+    with pytest.raises(redis.WatchError):
+        p.execute()
+
+
+_SINCE_72 = pytest.mark.min_redis("7.2")  # deprecated in the docs of 7.2 and later
+
+
+@pytest.mark.parametrize("name, since, replaced_by", [
+    ("getset", b"6.2.0", b"`SET` with the `!GET` argument"),
+    ("hmset", b"4.0.0", b"`HSET` with multiple field-value pairs"),
+    pytest.param("setnx", b"2.6.12", b"`SET` with the `NX` argument", marks=_SINCE_72),
+    pytest.param("setex", b"2.6.12", b"`SET` with the `EX` argument", marks=_SINCE_72),
+    pytest.param("psetex", b"2.6.12", b"`SET` with the `PX` argument", marks=_SINCE_72),
+    pytest.param("quit", b"7.2.0", b"just closing the connection", marks=_SINCE_72),
+])
+def test_command_docs_of_deprecated_commands(call, name, since, replaced_by):
+    docs = call("COMMAND", "DOCS", name)
+    assert docs[0] == name.encode()
+    keys = docs[1][0::2]
+    d = dict(zip(keys, docs[1][1::2]))
+    assert d[b"doc_flags"] == [b"deprecated"]
+    assert (d[b"deprecated_since"], d[b"replaced_by"]) == (since, replaced_by)
+    # Redis's order: the flags, then when and by what, then any arguments.
+    at = keys.index(b"doc_flags")
+    assert keys[at + 1:at + 3] == [b"deprecated_since", b"replaced_by"]
+
+
 # --- GETDEL / GETEX ----------------------------------------------------------------------
 
 def test_getdel(r):

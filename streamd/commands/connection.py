@@ -35,7 +35,8 @@ def echo(ctx, argv):
 
 
 @command("quit", -1, "fast noauth", group="connection", since="1.0.0",
-         summary="Closes the connection.", complexity="O(1)", doc_flags=("deprecated",))
+         summary="Closes the connection.", complexity="O(1)",
+         deprecated=("7.2.0", "just closing the connection"))
 def quit_(ctx, argv):
     """QUIT"""
     ctx.close_after_reply()

@@ -74,7 +74,7 @@ def hset(ctx, argv):
          summary="Sets the values of multiple fields.",
          complexity="O(N) where N is the number of fields being set.",
          args=(key(), block("data", string("field"), string("value"), multiple=True)),
-         doc_flags=("deprecated",))
+         deprecated=("4.0.0", "`HSET` with multiple field-value pairs"))
 def hmset(ctx, argv):
     """HMSET key field value [field value ...]"""
     _hset(ctx, argv, "hmset")

@@ -124,7 +124,8 @@ def set_(ctx, argv):
 
 @command("setnx", 3, "write denyoom fast", _ONE_KEY, group="string", since="1.0.0",
          summary="Set the string value of a key only when the key doesn't exist.",
-         complexity="O(1)", args=(key(), string("value")))
+         complexity="O(1)", args=(key(), string("value")),
+         deprecated=("2.6.12", "`SET` with the `NX` argument"))
 def setnx(ctx, argv):
     """SETNX key value"""
     if ctx.db.get(argv[1]) is not None:
@@ -142,6 +143,7 @@ def _setex(ctx, argv, name: str, flag: int):
 @command("setex", 4, "write denyoom", _ONE_KEY, group="string", since="2.0.0",
          summary="Sets the string value and expiration time of a key. Creates the key if it "
                  "doesn't exist.", complexity="O(1)",
+         deprecated=("2.6.12", "`SET` with the `EX` argument"),
          args=(key(), integer("seconds"), string("value")))
 def setex(ctx, argv):
     """SETEX key seconds value"""
@@ -151,10 +153,25 @@ def setex(ctx, argv):
 @command("psetex", 4, "write denyoom", _ONE_KEY, group="string", since="2.6.0",
          summary="Sets both string value and expiration time in milliseconds of a key. The "
                  "key is created if it doesn't exist.", complexity="O(1)",
+         deprecated=("2.6.12", "`SET` with the `PX` argument"),
          args=(key(), integer("milliseconds"), string("value")))
 def psetex(ctx, argv):
     """PSETEX key milliseconds value"""
     return _setex(ctx, argv, "psetex", _PX)
+
+
+@command("getset", 3, "write denyoom fast", _ONE_KEY, group="string", since="1.0.0",
+         summary="Returns the previous string value of a key after setting it to a new "
+                 "value.", complexity="O(1)", args=(key(), string("value")),
+         deprecated=("6.2.0", "`SET` with the `!GET` argument"))
+def getset(ctx, argv):
+    """GETSET key value
+
+    SET key value GET: the old string or null; the key loses its TTL. A key of another type
+    is left as it is (WRONGTYPE)."""
+    old = _get_string(ctx.db, argv[1])
+    _store(ctx, argv[1], argv[2])
+    return old
 
 
 # --- reads -------------------------------------------------------------------------------

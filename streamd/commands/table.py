@@ -106,6 +106,9 @@ class Command:
     arguments: tuple = ()
     categories: tuple = ()
     doc_flags: tuple = ()
+    # A deprecated command's docs name the version that deprecated it and its replacement.
+    deprecated_since: str = ""
+    replaced_by: str = ""
     subcommands: dict = field(default_factory=dict)
     parent: "Command | None" = None
     # Optional ``batch(ctx, requests, start, replies)``: runs the consecutive requests
@@ -177,6 +180,9 @@ class Command:
             out.append(("complexity", self.complexity))
         if self.doc_flags:
             out.append(("doc_flags", list(self.doc_flags)))
+        if self.deprecated_since:
+            out.append(("deprecated_since", self.deprecated_since))
+            out.append(("replaced_by", self.replaced_by))
         if self.arguments:
             out.append(("arguments", [a.doc() for a in self.arguments]))
         if self.subcommands:
@@ -193,7 +199,8 @@ _GROUP_CATEGORIES = {
 def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             group: str = "generic", since: str = "1.0.0", summary: str = "",
             complexity: str = "", args: tuple = (), container: bool = False,
-            doc_flags: tuple = (), keyword_keys: tuple = (), pure: bool = False):
+            doc_flags: tuple = (), keyword_keys: tuple = (), pure: bool = False,
+            deprecated: tuple = ()):
     """Register a command (or, with ``container=True``, a container of subcommands).
 
     Used as a decorator on the handler ``handler(ctx, argv) -> reply``; a container is
@@ -201,7 +208,8 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     ``keyword_keys`` is (keyword, search start, limit) for keys that follow a keyword,
     which makes the command ``movablekeys``. ``pure`` marks a handler whose only effects
     are its reply and lazy expiry (no write, no blocking, no client state): a pipelined run
-    of it is taken by one loop (``pure_batch``).
+    of it is taken by one loop (``pure_batch``). ``deprecated`` is (deprecated since,
+    replaced by), as Redis's command docs give them; it adds the ``deprecated`` doc flag.
     """
     if keyword_keys:
         flags += " movablekeys"
@@ -227,7 +235,10 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
                       key_keyword=keyword, keyword_from=keyword_from,
                       keyword_limit=keyword_limit, group=group,
                       since=since, summary=summary, complexity=complexity,
-                      arguments=tuple(args), categories=tuple(cats), doc_flags=doc_flags)
+                      arguments=tuple(args), categories=tuple(cats),
+                      doc_flags=("deprecated",) + doc_flags if deprecated else doc_flags,
+                      deprecated_since=deprecated[0] if deprecated else "",
+                      replaced_by=deprecated[1] if deprecated else "")
         if "|" in cmd.name:
             parent_name, sub = cmd.name.split("|", 1)
             parent = TABLE[parent_name.encode()]
