@@ -42,7 +42,7 @@ from pathlib import Path
 from .workloads import xadd_maker
 
 REPO = Path(__file__).resolve().parent.parent
-WORKLOADS = ("ping1", "xadd1", "idmp1", "xrange1", "ping", "xadd8", "xadd512", "plain", "idmp", "idmpauto", "xrange",
+WORKLOADS = ("ping1", "xadd1", "plain1", "idmp1", "idmpauto1", "xrange1", "ping", "xadd8", "xadd512", "plain", "idmp", "idmpauto", "xrange",
              "xrevrange", "xread", "readgroup")
 
 
@@ -93,14 +93,14 @@ def _workload(name: str, clients: list):
         value = b"12345678" if name == "xadd8" else b"v" * 512  # the values of python -m bench
         return ([_req(b"XADD", b"ab:x", b"*", b"f", value) * 16] * 50, 16,
                 lambda c: c.data_received(_req(b"XTRIM", b"ab:x", b"MAXLEN", b"1000")))
-    if name in ("plain", "idmp", "idmpauto", "idmp1"):
+    if name in ("plain", "idmp", "idmpauto", "plain1", "idmp1", "idmpauto1"):
         # 50 producers, 16 appends per read, values 8-512 B (python -m bench's generator);
         # between rounds a changed IDMP-MAXSIZE clears the records, so every round's iids
         # are new again.
         key = b"ab:" + name.encode()
         for c in clients:
             c.data_received(_req(b"XADD", key, b"*", b"f", b"init"))
-        per_read = 1 if name == "idmp1" else 16
+        per_read = 1 if name.endswith("1") else 16
         makers = [xadd_maker(name.rstrip("1"), key, p) for p in range(50)]
         reads = [b"".join(makers[r % 50](r * per_read + j) for j in range(per_read))
                  for r in range(50)]
