@@ -255,6 +255,8 @@ class KeyspaceGenerator(Generator):
         f = rnd.choice(("f1", "f2", "f3"))
         t = rnd.random()
         if t < 0.08:
+            if rnd.random() < 0.1:
+                return ["GETSET", k, self.value()]
             opts = [rnd.choice(("NX", "XX"))] if rnd.random() < 0.3 else []
             opts += ["GET"] if rnd.random() < 0.3 else []
             if rnd.random() < 0.2:
