@@ -331,6 +331,21 @@ def test_xreadgroup_group_anywhere_before_streams(r, call):
         [[b"s", [[b"1-0", [b"f", b"v1"]]]]]
 
 
+def test_xreadgroup_counts_every_entry_of_a_batch_read(r, call):
+    # Once the group has read an entry, later reads of several entries each move
+    # entries-read by the number of entries delivered.
+    fill(r, n=7)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "s", ">")
+    call("XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "STREAMS", "s", ">")
+    info = group_info(call)[0]
+    assert (info["last-delivered-id"], info["entries-read"], info["lag"]) == (b"4-0", 4, 3)
+    call("XREADGROUP", "GROUP", "g", "c", "NOACK", "STREAMS", "s", ">")
+    info = group_info(call)[0]
+    assert (info["last-delivered-id"], info["entries-read"], info["lag"]) == (b"7-0", 7, 0)
+    assert info["pending"] == 4  # NOACK entries are counted, not kept pending
+
+
 def test_xreadgroup_entries_read_with_deletions(r, call):
     fill(r, n=5)
     call("XGROUP", "CREATE", "s", "g", "0")
