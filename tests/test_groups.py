@@ -957,6 +957,19 @@ def test_xdelex_acked_and_delref_use_group_references(r, call):
     assert call("XPENDING", "s", "g1")[0] == 0
 
 
+@pytest.mark.min_redis("8.2")
+def test_xdelex_delref_clears_references_to_an_entry_already_gone(r, call):
+    # XDEL keeps the PEL references; a later DELREF of the same ID finds no entry (-1) but
+    # still removes the references from every group.
+    fill(r, n=2)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    assert call("XDEL", "s", "1-0") == 1
+    assert call("XPENDING", "s", "g")[0] == 2
+    assert call("XDELEX", "s", "DELREF", "IDS", "1", "1-0") == [-1]
+    assert call("XPENDING", "s", "g") == [1, b"2-0", b"2-0", [[b"c", b"1"]]]
+
+
 def test_dirty_counter_counts_group_writes(r, call):
     def dirty():
         return r.info("persistence")["rdb_changes_since_last_save"]

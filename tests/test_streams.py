@@ -516,6 +516,23 @@ def test_xdel_wrongtype(call, werr):
     assert werr("XDEL", "str", "1") == WRONGTYPE
 
 
+def test_xdel_and_xtrim_count_each_deleted_entry_as_a_change(r, call):
+    def dirty():
+        return r.info("persistence")["rdb_changes_since_last_save"]
+
+    fill(call, n=6)
+    before = dirty()
+    assert call("XDEL", "s", "1-0", "2-0", "3-0", "9-0") == 3
+    assert dirty() - before == 3
+    before = dirty()
+    assert call("XTRIM", "s", "MAXLEN", "1") == 2
+    assert dirty() - before == 2
+    before = dirty()
+    assert call("XDEL", "s", "9-0") == 0
+    assert call("XTRIM", "s", "MAXLEN", "5") == 0
+    assert dirty() == before  # nothing deleted, nothing changed
+
+
 # --- XDELEX (8.2) ---------------------------------------------------------------------------
 
 @pytest.mark.min_redis("8.2")
