@@ -446,6 +446,38 @@ def test_duplicate_is_a_write_for_watch_and_dirty(r, make_client):
     assert r.xlen("s") == 3
 
 
+def test_xcfgset_without_a_change_keeps_watch(r, make_client):
+    # Setting the values a stream already has is a no-op: no key change for WATCH.
+    r.xadd("s", {"f": "v"})
+    r.execute_command("XCFGSET", "s", "IDMP-MAXSIZE", "9")
+    other = make_client()
+    with r.pipeline() as p:
+        p.watch("s")
+        other.execute_command("XCFGSET", "s", "IDMP-MAXSIZE", "9")
+        p.multi()
+        p.xlen("s")
+        assert p.execute() == [1]
+
+
+@pytest.mark.min_redis("8.8")
+def test_restored_record_of_an_old_entry_expires_at_the_next_tick(r):
+    """A record XIDMPRECORD attaches to an entry older than the window is due at once;
+    the tick removes it although the stream's other records are due much later."""
+    r.execute_command("XADD", "s", "1000-0", "f", "old")  # ms 1000: decades past the window
+    kept = r.execute_command("XADD", "s", "IDMP", "p1", "a", "*", "f", "new")
+    assert r.execute_command("XIDMPRECORD", "s", "p2", "b", "1000-0") == b"OK"
+    deadline = time.monotonic() + 2.0
+    while idmp_info(r, "s")["pids-tracked"] != 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    info = idmp_info(r, "s")
+    assert (info["pids-tracked"], info["iids-tracked"]) == (1, 1)
+    # p2's record is gone, p1's is not: b is new again under p2, a still a duplicate.
+    assert r.execute_command("XADD", "s", "IDMP", "p1", "a", "*", "f", "x") == kept
+    assert r.xlen("s") == 2
+    r.execute_command("XADD", "s", "IDMP", "p2", "b", "*", "f", "x")
+    assert r.xlen("s") == 3
+
+
 def test_xcfgset_change_invalidates_watch(r, make_client):
     r.xadd("s", {"f": "v"})
     other = make_client()
