@@ -46,6 +46,19 @@ def test_lookup_record_duplicate_counts():
     assert (s.pids_tracked, s.iids_tracked) == (1, 1)
 
 
+def test_record_of_a_known_iid_makes_it_the_newest():
+    # Not an XADD path (there lookup comes first), but the API keeps its invariants: the
+    # pair is re-recorded as the producer's newest and is the last to be evicted.
+    s = IdmpState(100, 2)
+    s.record(b"p", b"i", sid(5))
+    s.record(b"p", b"j", sid(6))
+    s.record(b"p", b"i", sid(7))
+    assert s.producers[b"p"].items() == [(b"j", sid(6)), (b"i", sid(7))]
+    assert (s.iids_added, s.iids_tracked) == (3, 2)
+    s.record(b"p", b"k", sid(8))  # evicts the oldest: j
+    assert s.producers[b"p"].items() == [(b"i", sid(7)), (b"k", sid(8))]
+
+
 def test_claim_is_lookup_and_record_in_one(reg):
     s = reg.new_state(1, 2)
     assert s.claim(b"p", b"a", sid(1_000)) is None  # recorded
