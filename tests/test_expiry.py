@@ -103,6 +103,17 @@ def test_expire_nx_xx_gt_lt(r):
     assert cmd(r, "EXPIRE", "k", "100", "xx", "GT") == 1
 
 
+def test_expire_gt_and_lt_against_the_same_time_do_nothing(r):
+    r.set("k", "v")
+    at = 4_000_000_000_000
+    assert r.pexpireat("k", at) is True
+    assert cmd(r, "PEXPIREAT", "k", str(at), "GT") == 0  # not greater
+    assert cmd(r, "PEXPIREAT", "k", str(at), "LT") == 0  # not less
+    assert cmd(r, "PEXPIREAT", "k", str(at + 1), "GT") == 1
+    assert cmd(r, "PEXPIREAT", "k", str(at), "LT") == 1
+    assert r.pexpiretime("k") == at
+
+
 def test_expire_option_errors(r):
     r.set("k", "v")
     nx_text = "NX and XX, GT or LT options at the same time are not compatible"

@@ -321,6 +321,22 @@ def test_swapdb(r):
     assert r.swapdb(0, 0) is True
 
 
+def test_swapdb_counts_one_change_even_for_the_same_index(r):
+    def dirty():
+        return r.info("persistence")["rdb_changes_since_last_save"]
+
+    before = dirty()
+    assert r.swapdb(0, 1) is True
+    assert dirty() - before == 1
+    before = dirty()
+    assert r.swapdb(2, 2) is True  # nothing moves, yet Redis counts it
+    assert dirty() - before == 1
+    before = dirty()
+    with pytest.raises(redis.ResponseError):
+        r.swapdb(0, 99)
+    assert dirty() == before
+
+
 def test_swapdb_errors(r):
     assert err(r.execute_command, "SWAPDB", "a", "1") == "invalid first DB index"
     assert err(r.execute_command, "SWAPDB", "0", "b") == "invalid second DB index"

@@ -297,7 +297,7 @@ def swapdb(ctx, argv):
         raise CommandError(E.DB_INDEX)
     if a != b:
         ctx.keyspace.swap(a, b)
-        ctx.keyspace.dirty += 1
+    ctx.keyspace.dirty += 1  # Redis counts a swap of a database with itself too
     return OK
 
 
