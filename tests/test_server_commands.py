@@ -151,6 +151,44 @@ def test_dirty_counter(r):
     assert r.info("persistence")["rdb_changes_since_last_save"] >= before + 2
 
 
+# Each command with the changes Redis adds to rdb_changes_since_last_save for it, in order
+# (checked against Redis 7.0.15). Commands made of several steps count as Redis counts
+# them: SET with a TTL is one change, RENAME one, HSET one per pair given.
+_DIRTY_CASES = [
+    (("SET", "a", "1", "EX", "100"), 1),
+    (("SET", "a", "2", "PX", "100000", "GET"), 1),
+    (("SETEX", "b", "100", "v"), 1),
+    (("PSETEX", "b", "100000", "v"), 1),
+    (("SET", "a", "3", "NX"), 0),
+    (("HSET", "h", "f", "1", "g", "2", "k", "3"), 3),
+    (("HSET", "h", "f", "1"), 1),  # an unchanged value still counts
+    (("HMSET", "h", "x", "1", "y", "2"), 2),
+    (("HDEL", "h", "f", "g", "nofield"), 2),
+    (("HDEL", "h", "k", "x", "y"), 3),  # the hash goes with its last fields: no extra
+    (("RENAME", "b", "c"), 1),
+    (("SET", "d", "v"), 1),
+    (("RENAME", "c", "d"), 1),  # over an existing key
+    (("RENAMENX", "d", "e"), 1),
+    (("COPY", "e", "f"), 1),
+    (("COPY", "e", "f", "REPLACE"), 1),
+    (("MOVE", "f", "1"), 1),
+    (("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"), 1),
+    (("XADD", "s", "1-0", "f", "v"), 1),
+]
+
+
+def test_dirty_counter_per_command(r):
+    def dirty():
+        return r.info("persistence")["rdb_changes_since_last_save"]
+
+    got = []
+    for argv, _ in _DIRTY_CASES:
+        before = dirty()
+        r.execute_command(*argv)
+        got.append((argv, dirty() - before))
+    assert got == [(argv, n) for argv, n in _DIRTY_CASES]
+
+
 def test_dbsize_counts_expired_keys_nothing_touched(r, call):
     """DBSIZE is the size of the key table, O(1): a key past its TTL counts until a lookup
     or the active cycle removes it. The cycle is slowed to once a second, and the check is

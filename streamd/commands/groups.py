@@ -148,7 +148,7 @@ def xgroup_create(ctx, argv):
     db, k = ctx.db, argv[2]
     if s is None:  # MKSTREAM: only now that nothing can fail any more
         s = new_stream(ctx)  # IDMP settings are copied from the config at creation
-        db.add(k, s)
+        db.add(k, s, changes=0)  # the group's creation below is the command's one change
     if g is not None:
         raise CommandError(E.GRP_BUSYGROUP)
     g = ConsumerGroup(argv[3], sid)

@@ -35,13 +35,13 @@ def _get_or_create(ctx, k: bytes):
     return h, False
 
 
-def _commit(ctx, k: bytes, h, created: bool, *items: bytes) -> None:
+def _commit(ctx, k: bytes, h, created: bool, *items: bytes, changes: int = 1) -> None:
     if isinstance(h, K.Hash):
         K.hash_note_write(h, ctx.config, *items)
     if created:
-        ctx.db.add(k, h)
+        ctx.db.add(k, h, changes)
     else:
-        ctx.db.modified(k)
+        ctx.db.modified(k, changes)
 
 
 # --- writes ------------------------------------------------------------------------------
@@ -56,7 +56,8 @@ def _hset(ctx, argv, name: str) -> int:
         if argv[i] not in h:
             added += 1
         h[argv[i]] = argv[i + 1]
-    _commit(ctx, k, h, created, *argv[2:])
+    # Redis counts every pair given, new or not, as a change.
+    _commit(ctx, k, h, created, *argv[2:], changes=(len(argv) - 2) // 2)
     return added
 
 
@@ -113,11 +114,11 @@ def hdel(ctx, argv):
             removed += 1
             if not h:
                 break
-    if removed:
+    if removed:  # one change per field removed; removing the key adds none
         if h:
-            db.modified(k)
+            db.modified(k, removed)
         else:
-            db.delete(k)
+            db.delete(k, changes=removed)
     return removed
 
 

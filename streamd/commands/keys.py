@@ -23,10 +23,11 @@ _TYPE_REPLIES = {name: Simple(name.encode()) for name in ("none", "string", "has
 
 
 def _place(db, dst: bytes, value, when_ms) -> None:
-    """Put a value that left another key or database at ``dst`` (known absent now)."""
+    """Put a value that left another key or database at ``dst`` (known absent now): the
+    command's one change (the removals that made room count none)."""
     db.add(dst, value)
     if when_ms is not None:
-        db.set_expire(dst, when_ms)
+        db.set_expire(dst, when_ms, changes=0)
     if K.is_stream(value):
         db.signal_ready(dst)  # XREAD waiters on ``dst`` see the arrived entries
 
@@ -210,8 +211,8 @@ def _rename(ctx, argv, nx: bool):
     if db.get(dst) is not None:
         if nx:
             return 0
-        db.delete(dst)
-    value, when = db.pop(src)
+        db.delete(dst, changes=0)
+    value, when = db.pop(src, changes=0)
     _place(db, dst, value, when)
     return 1 if nx else OK
 
@@ -244,7 +245,7 @@ def move(ctx, argv):
     k = argv[1]
     if src_db.get(k) is None or dst_db.get(k) is not None:
         return 0
-    value, when = src_db.pop(k)
+    value, when = src_db.pop(k, changes=0)
     _place(dst_db, k, value, when)
     return 1
 
@@ -278,7 +279,7 @@ def copy(ctx, argv):
     if dst_db.get(dst) is not None:
         if not replace:
             return 0
-        dst_db.delete(dst)
+        dst_db.delete(dst, changes=0)
     _place(dst_db, dst, K.copy_value(value), src_db.ttl_ms(src))
     return 1
 

@@ -90,7 +90,7 @@ def _store(ctx, k: bytes, value: bytes, keep_ttl: bool = False, when_ms=None) ->
     db = ctx.db
     db.set(k, value, keep_ttl=keep_ttl)
     if when_ms is not None:
-        db.set_expire(k, when_ms)
+        db.set_expire(k, when_ms, changes=0)  # SET ... EX is one change
 
 
 @command("set", -3, "write denyoom", _ONE_KEY, group="string", since="1.0.0",

@@ -57,23 +57,26 @@ class Database:
         return list(self.data)
 
     # --- mutation ------------------------------------------------------------------------
-    def set(self, key: bytes, value, *, keep_ttl: bool = False) -> None:
+    # The writes below take ``changes``, what they add to the dirty counter: a command that
+    # makes several of them counts as Redis counts it (RENAME is one change, not a delete
+    # and an add); 0 still signals WATCH.
+    def set(self, key: bytes, value, *, keep_ttl: bool = False, changes: int = 1) -> None:
         """Store ``value`` at ``key``, replacing any previous value (and its TTL)."""
         old = self.data.get(key)
         self.data[key] = value
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
-        self.modified(key)
+        self.modified(key, changes)
         if old is not None and type(old) is not type(value) and key in self.blocking:
             # A type change must reach waiters whose command fails on it (XREADGROUP).
             self.keyspace.ready.append((self, key, True))
 
-    def add(self, key: bytes, value) -> None:
+    def add(self, key: bytes, value, changes: int = 1) -> None:
         """Create ``key`` (known to be absent) without touching WATCH state twice."""
         self.data[key] = value
-        self.modified(key)
+        self.modified(key, changes)
 
-    def delete(self, key: bytes) -> bool:
+    def delete(self, key: bytes, changes: int = 1) -> bool:
         if key not in self.data:
             return False
         if self.expires and key in self.expires and self.expires[key] <= now_ms():
@@ -82,26 +85,26 @@ class Database:
         del self.data[key]
         if self.expires:
             self.expires.pop(key, None)
-        self.modified(key)
+        self.modified(key, changes)
         if key in self.blocking:
             self.keyspace.ready.append((self, key, True))
         return True
 
-    def pop(self, key: bytes):
+    def pop(self, key: bytes, changes: int = 1):
         """Remove and return the live value (for RENAME/MOVE), or ``None``."""
         value = self.get(key)
         if value is None:
             return None
         ttl = self.expires.pop(key, None) if self.expires else None
         del self.data[key]
-        self.modified(key)
+        self.modified(key, changes)
         if key in self.blocking:
             self.keyspace.ready.append((self, key, True))
         return value, ttl
 
-    def set_expire(self, key: bytes, when_ms: int) -> None:
+    def set_expire(self, key: bytes, when_ms: int, changes: int = 1) -> None:
         self.expires[key] = when_ms
-        self.modified(key)
+        self.modified(key, changes)
 
     def persist(self, key: bytes) -> bool:
         if self.expires.pop(key, None) is None:
