@@ -233,6 +233,22 @@ def test_watched_key_that_expires_aborts_exec(r, make_client):
     assert r.exists("x") == 0
 
 
+def test_exec_itself_notices_a_watched_key_past_its_ttl(r, make_client):
+    """Nobody touches the key and the active cycle (1 Hz here) has most likely not yet
+    removed it when EXEC runs: EXEC's own check must abort. Repeated, so that a cycle
+    landing in one short window cannot hide a missing check."""
+    old_hz = r.config_get("hz")["hz"]
+    r.config_set("hz", 1)
+    try:
+        c = make_client()
+        for _ in range(5):
+            r.set("k", "v", px=30)
+            assert _exec_after_watch(c, lambda: time.sleep(0.06)) is None
+        assert r.exists("x") == 0
+    finally:
+        r.config_set("hz", old_hz)
+
+
 def test_watched_key_expired_and_read_by_another_client_aborts_exec(r, make_client):
     c = make_client()
     r.set("k", "v", px=100)

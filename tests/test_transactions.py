@@ -153,6 +153,19 @@ def test_watch_aborts_on_write_by_another_client(r, s):
     assert r.exists("x") == 0
 
 
+def test_exec_abort_also_drops_the_watches(r, s):
+    # EXECABORT ends the transaction like DISCARD: the keys are no longer watched.
+    c = s()
+    c("WATCH", "w")
+    c("MULTI")
+    c("SET")  # a queueing error
+    assert c("EXEC") == f"ERR:{EXECABORT}"
+    r.set("w", "1")
+    c("MULTI")
+    c("PING")
+    assert c("EXEC") == [b"PONG"]
+
+
 def test_watch_aborts_on_own_write_before_multi(s):
     c = s()
     c("WATCH", "w")
