@@ -161,6 +161,55 @@ def test_auth_flow(raw, password):
     assert c.read_reply() == b"+PONG\r\n"
 
 
+def _del_request(n_keys: int, key_size: int = 1) -> bytes:
+    key = b"k" * key_size
+    return (b"*%d\r\n$3\r\nDEL\r\n" % (n_keys + 1)
+            + (b"$%d\r\n%s\r\n" % (key_size, key)) * n_keys)
+
+
+@pytest.mark.parametrize("data, error", [
+    (_del_request(9), None),  # 10 arguments: still a request (NOAUTH)
+    (_del_request(10), b"unauthenticated multibulk length"),
+    (_del_request(1, 16384), None),  # a 16 KiB argument: still a request
+    (_del_request(1, 16385), b"unauthenticated bulk length"),
+])
+def test_unauthenticated_request_size_limits(raw, password, data, error):
+    # Before AUTH, Redis accepts at most 10 arguments of at most 16 KiB each.
+    c = raw()
+    c.send(data)
+    if error is None:
+        assert c.read_reply() == b"-NOAUTH Authentication required.\r\n"
+        c.send(b"PING\r\n")
+        assert c.read_reply() == b"-NOAUTH Authentication required.\r\n"
+    else:
+        assert c.read_reply() == b"-ERR Protocol error: " + error + b"\r\n"
+        assert c.is_closed()
+
+
+def test_auth_lifts_the_limits_for_the_requests_pipelined_after_it(raw, password):
+    # Each request is checked against the state the one before it left: in one write,
+    # NOAUTH for the first PING, then AUTH, then a request an unauthenticated client
+    # could not send.
+    c = raw()
+    c.send(b"PING\r\n" + b"*3\r\n$4\r\nAUTH\r\n$7\r\ndefault\r\n$6\r\ns3cret\r\n"
+           + _del_request(11) + _del_request(1, 20000) + b"PING\r\n")
+    assert c.read_reply() == b"-NOAUTH Authentication required.\r\n"
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b":0\r\n"
+    assert c.read_reply() == b":0\r\n"
+    assert c.read_reply() == b"+PONG\r\n"
+
+
+def test_unauthenticated_pipeline_gets_every_reply(raw, password):
+    c = raw()
+    c.send(b"PING\r\n" * 50 + _del_request(3) + b"*1\r\n$4\r\nPI")
+    for _ in range(51):
+        assert c.read_reply() == b"-NOAUTH Authentication required.\r\n"
+    c.send(b"NG\r\n")  # the request split across writes completes
+    assert c.read_reply() == b"-NOAUTH Authentication required.\r\n"
+    assert not c.is_closed()
+
+
 def test_hello_with_auth(raw, password):
     c = raw()
     c.send(b"HELLO 3 AUTH default s3cret SETNAME x\r\n")

@@ -112,6 +112,17 @@ def test_commands_before_a_protocol_error_still_run(raw, writes, bad):
     assert c.is_closed()
 
 
+def test_multibulk_length_limit_is_int_max(raw):
+    c = raw()
+    c.send(b"*2147483648\r\n")
+    assert c.read_reply() == b"-ERR Protocol error: invalid multibulk length\r\n"
+    assert c.is_closed()
+    ok = raw()
+    ok.send(b"*2147483647\r\n")  # a valid header: the server waits for the arguments
+    assert ok.read_until(lambda b: False, timeout=0.3) == b""
+    assert not ok.is_closed()
+
+
 def test_protocol_error_split_across_writes(raw):
     c = raw()
     for b in (b"*1\r", b"\n$", b"9999999999", b"99\r\n"):

@@ -142,13 +142,14 @@ class _PyParser:
         self.big: list | None = None  # arguments so far of a BIG_COUNT request, if one is open
         self.big_left = 0  # arguments it still needs
 
-    def parse(self, buf: bytes, pos: int, out: list) -> int:
-        """Append complete requests from ``buf[pos:]`` to ``out``; return the new position.
+    def parse(self, buf: bytes, pos: int, out: list, limit: int = -1) -> int:
+        """Append complete requests from ``buf[pos:]`` to ``out``, at most ``limit`` of them
+        if it is not negative; return the new position.
 
         An open big request consumes its complete arguments even when it stays incomplete,
         so the caller never hands the same bytes over twice."""
         n = len(buf)
-        while pos < n:
+        while pos < n and limit:
             if self.big is not None:
                 pos = self._big_args(buf, pos, out)
                 if self.big is not None:
@@ -163,6 +164,7 @@ class _PyParser:
             argv, pos = r
             if argv:
                 out.append(argv)
+                limit -= 1
         return pos
 
     def _inline(self, buf, pos):
@@ -260,10 +262,18 @@ class RequestReader:
     ``auth_required()`` (the client's view of the server config).
     """
 
-    __slots__ = ("_hi", "_chunks", "_consumed", "_py", "_limits", "_pybuf")
+    __slots__ = ("_hi", "_chunks", "_consumed", "_py", "_limits", "_pybuf", "_gpos", "_gated",
+                 "_gate", "held")
 
     def __init__(self, limits):
         self._limits = limits
+        # While gated (the client is not authenticated) each feed returns at most one
+        # request: Redis checks every request against the state the one before it left, so
+        # the size limits for unauthenticated clients apply only until an AUTH succeeds.
+        # ``held`` tells the caller that bytes are left over to feed(b"") again; ``_gate``
+        # (gated, or bytes of the gated mode still to hand over) is feed's one check.
+        self._gated = self._gate = self.held = False
+        self._gpos = 0
         self._hi = hiredis.Reader()
         self._chunks: list[bytes] = []  # data fed since the hiredis buffer was last empty
         self._consumed = 0  # bytes of _chunks already returned as requests
@@ -278,10 +288,42 @@ class RequestReader:
         """
         out: list = []
         try:
+            if self._gate:
+                return self._feed_gated(data, out)
             return self._feed(data, out)
         except ProtocolError as exc:
             exc.requests = out
             raise
+
+    def set_gated(self, gated: bool) -> None:
+        """Whether the client is unauthenticated (see ``__init__``)."""
+        self._gated = gated
+        self._gate = gated or self.held or self._gpos != 0
+
+    def _feed_gated(self, data: bytes, out: list) -> list[list[bytes]]:
+        self.held = False
+        if self._chunks:  # hiredis has buffered bytes (authenticated until now)
+            data = self._pending() + data
+            self._hi = hiredis.Reader()
+            self._chunks.clear()
+            self._consumed = 0
+        # The bytes left over are kept whole with the position reached (``_gpos``), so
+        # taking a pipeline one request at a time does not copy its tail each time.
+        buf, pos = self._pybuf, self._gpos
+        if buf is None:
+            buf, pos = data, 0
+        elif data:
+            buf, pos = buf[pos:] + data, 0
+        self._pybuf, self._gpos = None, 0
+        if not self._gated:  # authenticated meanwhile: the rest goes the usual way
+            self._gate = False
+            rest = buf[pos:] if pos else buf
+            return self._feed(rest, out) if rest else out
+        pos = self._py.parse(buf, pos, out, 1)
+        if pos < len(buf):
+            self._pybuf, self._gpos = buf, pos
+            self.held = bool(out)  # a request was taken: more may follow
+        return out
 
     def _feed(self, data: bytes, out: list) -> list[list[bytes]]:
         if self._pybuf is not None:

@@ -60,6 +60,7 @@ class Client(asyncio.Protocol):
         # The reader asks the client for its limits; a weak reference keeps the two out of
         # a cycle, so a closed client is freed at once (see server/gcpolicy.py).
         self.reader = RequestReader(weakref.proxy(self))
+        self.reader.set_gated(not self._authenticated)
         self._out = bytearray()
         self._paused_reading = False
         self._writes = server.writes
@@ -74,6 +75,7 @@ class Client(asyncio.Protocol):
     def authenticated(self, value: bool) -> None:
         self._authenticated = value
         self.special = not value or self._multi is not None
+        self.reader.set_gated(not value)
 
     @property
     def multi(self):
@@ -137,17 +139,22 @@ class Client(asyncio.Protocol):
         if self._period != writes.period:
             self._period = writes.period
             writes.active += 1
-        try:
-            requests = self.reader.feed(data)
-        except ProtocolError as exc:
-            self.run_requests(exc.requests)
-            self.protocol_error(str(exc))
-            return
-        if requests:
-            if self.waiter is not None or self.pending:
-                self.pending.extend(requests)
-            else:
-                self.run_requests(requests)
+        reader = self.reader
+        while True:
+            try:
+                requests = reader.feed(data)
+            except ProtocolError as exc:
+                self.run_requests(exc.requests)
+                self.protocol_error(str(exc))
+                return
+            if requests:
+                if self.waiter is not None or self.pending:
+                    self.pending.extend(requests)
+                else:
+                    self.run_requests(requests)
+            if not reader.held or self.closing:
+                return
+            data = b""  # an unauthenticated client's next request (RequestReader.set_gated)
 
     # --- execution ----------------------------------------------------------------------
     def run_requests(self, requests) -> None:
