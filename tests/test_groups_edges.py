@@ -90,7 +90,14 @@ def test_xclaim_bogus_delivery_times_mean_now(r, call):
 
 
 @pytest.mark.min_redis("7.2")
-def test_xclaim_updates_seen_time_and_active_time_only_when_claiming(r, call):
+@pytest.mark.parametrize("too_early, none_claimed, claim, claimed", [
+    (("XCLAIM", "s", "g", "b", "3600000", "1-0"), [],
+     ("XCLAIM", "s", "g", "b", "0", "1-0", "JUSTID"), [b"1-0"]),
+    (("XAUTOCLAIM", "s", "g", "b", "3600000", "0"), [b"0-0", [], []],
+     ("XAUTOCLAIM", "s", "g", "b", "0", "0", "JUSTID"), [b"0-0", [b"1-0"], []]),
+], ids=("xclaim", "xautoclaim"))
+def test_claims_update_seen_time_and_active_time_only_when_claiming(
+        r, call, too_early, none_claimed, claim, claimed):
     fill(r, n=1)
     call("XGROUP", "CREATE", "s", "g", "0")
     call("XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", ">")
@@ -98,29 +105,14 @@ def test_xclaim_updates_seen_time_and_active_time_only_when_claiming(r, call):
     before = _full_consumer(call, b"b")
     assert before[b"active-time"] == -1
     time.sleep(0.02)
-    assert call("XCLAIM", "s", "g", "b", "3600000", "1-0") == []  # not idle enough
+    assert call(*too_early) == none_claimed  # not idle enough: seen, not active
     mid = _full_consumer(call, b"b")
     assert mid[b"seen-time"] > before[b"seen-time"] and mid[b"active-time"] == -1
-    assert call("XCLAIM", "s", "g", "b", "0", "1-0", "JUSTID") == [b"1-0"]
+    assert call(*claim) == claimed
     assert _full_consumer(call, b"b")[b"active-time"] >= mid[b"seen-time"]
 
 
 # --- XAUTOCLAIM -----------------------------------------------------------------------------
-
-@pytest.mark.min_redis("7.2")
-def test_xautoclaim_updates_seen_time_and_active_time_only_when_claiming(r, call):
-    fill(r, n=1)
-    call("XGROUP", "CREATE", "s", "g", "0")
-    call("XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", ">")
-    call("XGROUP", "CREATECONSUMER", "s", "g", "b")
-    before = _full_consumer(call, b"b")
-    time.sleep(0.02)
-    assert call("XAUTOCLAIM", "s", "g", "b", "3600000", "0") == [b"0-0", [], []]
-    mid = _full_consumer(call, b"b")
-    assert mid[b"seen-time"] > before[b"seen-time"] and mid[b"active-time"] == -1
-    assert call("XAUTOCLAIM", "s", "g", "b", "0", "0", "JUSTID") == [b"0-0", [b"1-0"], []]
-    assert _full_consumer(call, b"b")[b"active-time"] >= mid[b"seen-time"]
-
 
 @pytest.mark.min_redis("7.0")
 def test_xautoclaim_count_upper_bound(r, call):
