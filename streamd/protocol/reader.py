@@ -154,6 +154,7 @@ class _PyParser:
                 pos = self._big_args(buf, pos, out)
                 if self.big is not None:
                     return pos
+                limit -= 1  # it completed
                 continue
             if buf[pos] == 0x2A:  # '*'
                 r = self._multibulk(buf, pos)
