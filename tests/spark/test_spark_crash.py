@@ -76,6 +76,13 @@ def test_kill_mid_batch_then_restart(target, client, names, tmp_path):
         assert all(n < N for n in at_kill.values()), at_kill
 
         proc = _run(args, slow_ms=0, log=log)
+        if proc.wait(600) != 0 and b"java.io.OptionalDataException" in log_path.read_bytes():
+            # Spark itself, in local mode, now and then fails to deserialize a task
+            # (seen once in CI). A supervisor would restart the query again; the
+            # exactly-once checks below hold across any number of restarts.
+            log.write(b"\n--- restarted again after a Spark task deserialization error ---\n")
+            log.flush()
+            proc = _run(args, slow_ms=0, log=log)
         assert proc.wait(600) == 0, log_path.read_text()[-3000:]
 
     expected = {f"{src}:{5_000_000 + i}-0" for i in range(N)}
