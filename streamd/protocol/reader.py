@@ -304,10 +304,7 @@ class RequestReader:
     def _feed_gated(self, data: bytes, out: list) -> list[list[bytes]]:
         self.held = False
         if self._chunks:  # hiredis has buffered bytes (authenticated until now)
-            data = self._pending() + data
-            self._hi = hiredis.Reader()
-            self._chunks.clear()
-            self._consumed = 0
+            data = self._take_from_hiredis() + data
         # The bytes left over are kept whole with the position reached (``_gpos``), so
         # taking a pipeline one request at a time does not copy its tail each time.
         buf, pos = self._pybuf, self._gpos
@@ -437,12 +434,16 @@ class RequestReader:
             self._py.parse(self._pending(), 0, [])  # a check only: hiredis has these bytes
             self._py.big = None
 
-    def _fallback(self, out: list) -> list:
+    def _take_from_hiredis(self) -> bytes:
+        """The bytes hiredis holds but has not returned as requests; hiredis starts over."""
         data = self._pending()
         self._hi = hiredis.Reader()
         self._chunks.clear()
         self._consumed = 0
-        return self._feed_py(data, out)
+        return data
+
+    def _fallback(self, out: list) -> list:
+        return self._feed_py(self._take_from_hiredis(), out)
 
     def _feed_py(self, data: bytes, out: list) -> list:
         py = self._py
