@@ -200,6 +200,34 @@ def test_auth_lifts_the_limits_for_the_requests_pipelined_after_it(raw, password
     assert c.read_reply() == b"+PONG\r\n"
 
 
+_AUTH_RESET = b"*3\r\n$4\r\nAUTH\r\n$7\r\ndefault\r\n$6\r\ns3cret\r\n*1\r\n$5\r\nRESET\r\n"
+_INLINE_11 = b"DEL" + b" k" * 10 + b"\r\n"
+
+
+@pytest.mark.parametrize("after_reset, noauths, error", [
+    (_del_request(10), 0, b"unauthenticated multibulk length"),
+    (_del_request(1, 16385), 0, b"unauthenticated bulk length"),
+    (b"PING\r\n" + _del_request(10), 1, b"unauthenticated multibulk length"),
+    (_INLINE_11, 1, None),  # inline requests have no unauthenticated limits
+    (_del_request(9) + _del_request(1, 16384), 2, None),
+], ids=["11-args", "16385-byte-arg", "after-a-ping", "inline", "within-limits"])
+def test_reset_brings_the_limits_back_for_requests_pipelined_after_it(
+        raw, password, after_reset, noauths, error):
+    # RESET logs the client out: the requests after it in the same write meet the
+    # unauthenticated limits, as they would arriving one by one.
+    c = raw()
+    c.send(_AUTH_RESET + after_reset)
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b"+RESET\r\n"
+    for _ in range(noauths):
+        assert c.read_reply() == b"-NOAUTH Authentication required.\r\n"
+    if error is None:
+        assert not c.is_closed()
+    else:
+        assert c.read_reply() == b"-ERR Protocol error: " + error + b"\r\n"
+        assert c.is_closed()
+
+
 def test_unauthenticated_pipeline_gets_every_reply(raw, password):
     c = raw()
     c.send(b"PING\r\n" * 50 + _del_request(3) + b"*1\r\n$4\r\nPI")

@@ -22,6 +22,10 @@ MULTIBULK_MAX = 2**31 - 1  # INT_MAX, as Redis checks it
 # even inside an argument) are parsed here instead, element by element as data arrives.
 BIG_COUNT = 1_000_000
 _BIG_HEADER = re.compile(rb"\*\+?[0-9]{7}")
+# What a client that has not authenticated may send in one multibulk request (Redis checks
+# both while parsing; inline requests have no such limits).
+UNAUTH_MAX_ARGS = 10
+UNAUTH_MAX_BULK = 16384
 
 
 _ONLY_BYTES = frozenset((bytes,))
@@ -29,6 +33,26 @@ _ONLY_BYTES = frozenset((bytes,))
 
 class ProtocolError(Exception):
     """Malformed request; the message follows ``-ERR Protocol error: ``."""
+
+
+class InlineArgs(list):
+    """The argv of an inline request (the unauthenticated limits never apply to it)."""
+
+    __slots__ = ()
+
+
+def unauthenticated_refusal(argv: list) -> str | None:
+    """The protocol error Redis raises while parsing ``argv`` for a client that has not
+    authenticated, or None. The reader applies the limits itself while the client is not
+    authenticated; this serves requests parsed before a command (RESET) took that away."""
+    if type(argv) is InlineArgs:
+        return None
+    if len(argv) > UNAUTH_MAX_ARGS:
+        return "unauthenticated multibulk length"
+    for a in argv:
+        if len(a) > UNAUTH_MAX_BULK:
+            return "unauthenticated bulk length"
+    return None
 
 
 _NEED_MORE = object()
@@ -185,7 +209,7 @@ class _PyParser:
         argv = split_args(line)
         if argv is None:
             raise ProtocolError("unbalanced quotes in request")
-        return argv, nl + 1
+        return InlineArgs(argv), nl + 1
 
     def _line(self, buf, pos, too_big):
         nl = buf.find(b"\r\n", pos)
@@ -202,7 +226,7 @@ class _PyParser:
         count = _strict_ll(buf[pos + 1:nl])
         if count is None or count > MULTIBULK_MAX:
             raise ProtocolError("invalid multibulk length")
-        if count > 10 and self.limits.auth_required():
+        if count > UNAUTH_MAX_ARGS and self.limits.auth_required():
             raise ProtocolError("unauthenticated multibulk length")
         pos = nl + 2
         if count <= 0:
@@ -241,7 +265,7 @@ class _PyParser:
         size = _strict_ll(buf[pos + 1:nl])
         if size is None or size < 0 or size > max_bulk:
             raise ProtocolError("invalid bulk length")
-        if size > 16384 and self.limits.auth_required():
+        if size > UNAUTH_MAX_BULK and self.limits.auth_required():
             raise ProtocolError("unauthenticated bulk length")
         start = nl + 2
         if len(buf) < start + size + 2:

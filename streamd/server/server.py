@@ -25,6 +25,7 @@ from ..commands.table import DISPATCH, Command
 from ..config import Config
 from ..idmp import IdmpRegistry
 from ..protocol.encoder import encode, encode_each
+from ..protocol.reader import unauthenticated_refusal
 from ..protocol.replies import NULL_ARRAY, QUEUED as _QUEUED, ErrorReply
 from ..store.keyspace import Keyspace, now_ms
 from .client import Client
@@ -34,6 +35,7 @@ log = logging.getLogger("streamd")
 
 # Commands a client may run before AUTH, and the ones MULTI executes instead of queueing.
 _NO_AUTH = frozenset({"auth", "hello", "quit", "reset"})
+_CLOSED = object()  # _resolve's answer when the request closed the connection
 _NOT_QUEUED = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 
 
@@ -103,6 +105,8 @@ class Server:
                     or ((len(argv) != cmd.arity) if cmd.arity > 0 else (len(argv) < -cmd.arity))):
                 cmd = self._resolve(client, argv)
                 if type(cmd) is not Command:  # refused or queued: cmd is the reply
+                    if cmd is _CLOSED:
+                        break
                     encode(cmd, client._out, client.resp)
                     continue
             client.tot_cmds += 1
@@ -163,7 +167,15 @@ class Server:
 
     def _resolve(self, client: Client, argv: list[bytes]):
         """The command to run for ``argv`` after every check, or the reply that replaces
-        running it: an error (unknown, arity, NOAUTH) or +QUEUED inside MULTI."""
+        running it: an error (unknown, arity, NOAUTH) or +QUEUED inside MULTI; ``_CLOSED``
+        after a protocol error."""
+        if client.special and not client.authenticated:
+            # A request parsed before a RESET in the same read took the authentication away
+            # meets the limits Redis, parsing one request at a time, would have applied.
+            refusal = unauthenticated_refusal(argv)
+            if refusal is not None:
+                client.protocol_error(refusal)
+                return _CLOSED
         name = argv[0]
         cmd = DISPATCH.get(name)
         if cmd is None:
