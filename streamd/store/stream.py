@@ -33,6 +33,8 @@ _NUM_START = frozenset(b"-0123456789")  # first bytes of strings listpack may st
 def entry_too_large(fields: list) -> bool:
     """Whether an entry with flat ``fields`` is too large to append (Redis refuses entries
     whose fields and values together exceed the 1 GiB listpack cap)."""
+    if len(fields) == 2:  # the usual entry, checked without building an iterator
+        return len(fields[0]) + len(fields[1]) > LISTPACK_MAX_SIZE
     return sum(map(len, fields)) > LISTPACK_MAX_SIZE
 
 
@@ -111,9 +113,9 @@ class _Node:
     """
 
     __slots__ = ("ms", "seq", "data", "offs", "master", "odd", "vstart", "dead", "live",
-                 "ndead", "body", "ms0", "seq0", "last")
+                 "ndead", "body", "base", "ms0", "seq0", "last")
 
-    def __init__(self, master: tuple):
+    def __init__(self, master: tuple, base: int = 0):
         self.ms = array("Q")  # slot ms parts
         self.seq = array("Q")  # slot seq parts
         self.data = bytearray()  # concatenated values; frozen to bytes once the node is sealed
@@ -126,7 +128,11 @@ class _Node:
         self.ndead = 0  # tombstoned slots (the master "deleted")
         # Listpack bytes except the two count elements (whose size depends on their value):
         # header + end byte, num-fields, master fields, master terminator, and every slot.
-        self.body = 7 + _int_size(len(master)) + sum(map(_str_size, master)) + 2
+        # ``base`` is that size with no slots: the same for every node with this master,
+        # so the caller passes the previous node's when they share it.
+        if not base:
+            base = 7 + _int_size(len(master)) + sum(map(_str_size, master)) + 2
+        self.base = self.body = base
         # The master entry's ID parts (what slot deltas are taken from) and the last slot's
         # ID; both are set by the first append.
         self.ms0 = self.seq0 = self.last = 0
@@ -287,6 +293,10 @@ class _Node:
         """The node stops being the tail: freeze the buffer, drop array over-allocation."""
         if type(self.data) is not bytes:
             self.data = bytes(self.data)
+            if len(self.ms) < 32:
+                # A few slots over at most (arrays over-allocate 1/16 plus 3 to 7 slots): not
+                # worth three copies per node when big values fill nodes in a few entries.
+                return
             self.ms = array("Q", self.ms)
             self.seq = array("Q", self.seq)
             self.offs = array("I", self.offs)
@@ -308,7 +318,7 @@ class _Node:
         n.odd = dict(self.odd) if self.odd is not None else None
         n.vstart = array("I", self.vstart) if self.vstart is not None else None
         n.dead = bytearray(self.dead) if self.dead is not None else None
-        n.live, n.ndead, n.body = self.live, self.ndead, self.body
+        n.live, n.ndead, n.body, n.base = self.live, self.ndead, self.body, self.base
         n.ms0, n.seq0, n.last = self.ms0, self.seq0, self.last
         return n
 
@@ -416,11 +426,14 @@ class Stream:
         ms, seq = sid >> 64, sid & U64
         if tail is None:
             names = tuple(fields[0::2])
-            if nodes and names == nodes[-1].master:
+            prev = nodes[-1] if nodes else None
+            if prev is not None and names == prev.master:
                 # Consecutive nodes of one producer share one tuple (and its name strings)
                 # rather than keeping each node's first request's copies alive.
-                names = nodes[-1].master
-            tail = _Node(names)
+                tail = _Node(prev.master, prev.base)
+                names = tail.master
+            else:
+                tail = _Node(names)
             tail.ms0, tail.seq0 = ms, seq
             nodes.append(tail)
             self._fms.append(ms)
