@@ -19,7 +19,7 @@ have differed by 12 % in it, so only a larger change means anything.
 
 Workloads: ping1 / xadd1 / idmp1 / xrange1 (one PING, XADD, XADD IDMP or XRANGE COUNT 10
 per read, as an unpipelined client sends them), ping (16 per read),
-xadd8 / xadd512 (16 XADD per read), plain / idmp / idmpauto (16 XADD, XADD IDMP or XADD
+xadd8 / xadd512 (16 XADD per read), xaddcap (16 XADD MAXLEN ~ 1000 per read), plain / idmp / idmpauto (16 XADD, XADD IDMP or XADD
 IDMPAUTO per read from 50 producers, values 8-512 B), xrange / xrevrange (16 XRANGE / XREVRANGE COUNT 10 per
 read on a 100k stream), xread (16 XREAD COUNT 1 STREAMS key id per read, same stream),
 readgroup (XREADGROUP COUNT 100, then its 100 XACKs in one read). Figures are µs per request
@@ -42,7 +42,7 @@ from pathlib import Path
 from .workloads import xadd_maker
 
 REPO = Path(__file__).resolve().parent.parent
-WORKLOADS = ("ping1", "xadd1", "plain1", "idmp1", "idmpauto1", "xrange1", "ping", "xadd8", "xadd512", "plain", "idmp", "idmpauto", "xrange",
+WORKLOADS = ("ping1", "xadd1", "plain1", "idmp1", "idmpauto1", "xrange1", "ping", "xadd8", "xadd512", "xaddcap", "plain", "idmp", "idmpauto", "xrange",
              "xrevrange", "xread", "readgroup")
 
 
@@ -93,6 +93,9 @@ def _workload(name: str, clients: list):
         value = b"12345678" if name == "xadd8" else b"v" * 512  # the values of python -m bench
         return ([_req(b"XADD", b"ab:x", b"*", b"f", value) * 16] * 50, 16,
                 lambda c: c.data_received(_req(b"XTRIM", b"ab:x", b"MAXLEN", b"1000")))
+    if name == "xaddcap":  # a capped stream, as producers usually keep one
+        return ([_req(b"XADD", b"ab:c", b"MAXLEN", b"~", b"1000", b"*", b"f", b"12345678")
+                 * 16] * 50, 16, None)
     if name in ("plain", "idmp", "idmpauto", "plain1", "idmp1", "idmpauto1"):
         # 50 producers, 16 appends per read, values 8-512 B (python -m bench's generator);
         # between rounds a changed IDMP-MAXSIZE clears the records, so every round's iids

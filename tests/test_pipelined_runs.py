@@ -139,6 +139,65 @@ def test_idmp_run_with_duplicates(raw, r):
     assert info["pids-tracked"] == 2
 
 
+def _capped_segments(key: str, idmp: bool) -> list:
+    """Pipelines of XADDs with trimming options: repeated (a run reuses their parse) and
+    changed (parsed again), with errors and a NOMKSTREAM in between; IDMP ones when
+    ``idmp``."""
+    segments = [
+        [("XADD", key, "MAXLEN", "~", "6", "*", "f", i) for i in range(12)]
+        + [("XADD", key, "MAXLEN", "=", "5", "*", "f", i, "g", i) for i in range(4)],
+        [("XADD", key, "MAXLEN", "-1", "*", "f", "bad"),  # an error ends a run
+         ("XADD", key, "MAXLEN", "5", "LIMIT", "2", "*", "f", "x")]  # LIMIT needs ~
+        + [("XADD", key, "NOMKSTREAM", "MAXLEN", "~", "4", "LIMIT", "8", "*", "f", i)
+           for i in range(6)]
+        + [("XADD", key, "MAXLEN", "7", "*", "f", i) for i in range(3)],
+        [("XADD", key, "MAXLEN", "~", "3", "5-0", "f", "explicit")]  # ID too small
+        + [("xadd", key, "maxlen", "~", "2", "*", "f", i) for i in range(5)],
+    ]
+    if idmp:
+        idmp_run = []
+        for i in range(6):  # duplicates add nothing and trim nothing
+            idmp_run.append(("XADD", key, "IDMP", "p", i % 3, "MAXLEN", "~", "9", "*", "f", i))
+            idmp_run.append(("XADD", key, "MAXLEN", "1", "IDMPAUTO", "q", "*", "f", i % 2))
+        segments.append(idmp_run)
+    return segments
+
+
+def _stream_state(r, key: str) -> dict:
+    # What does not depend on the IDs' clock values (radix-tree-nodes does: the rax shares
+    # key prefixes).
+    info = r.xinfo_stream(key)
+    keep = ("length", "radix-tree-keys", "entries-added",
+            "iids-tracked", "iids-added", "iids-duplicates", "pids-tracked")
+    return {"entries": [e[1] for e in r.xrange(key)],
+            **{f: info[f] for f in keep if f in info}}
+
+
+def _reply_shape(replies) -> list:
+    # Errors by text, IDs by which earlier reply they repeat (IDMP duplicates).
+    return [str(x) if isinstance(x, hiredis.ReplyError) else replies.index(x)
+            for x in replies]
+
+
+@pytest.mark.parametrize("node_max_entries", [3, 100])
+def test_run_of_trimming_appends_ends_as_one_by_one(raw, r, target, node_max_entries):
+    # The same requests, once in one write (a run) and once one per write: same replies
+    # (IDs aside), same entries, same node layout and counters after each pipeline.
+    r.config_set("stream-node-max-entries", node_max_entries)
+    idmp = target.is_streamd or target.version >= (8, 6)
+    r.xadd("run", {"f": "init"})
+    r.xadd("solo", {"f": "init"})
+    c = raw()
+    for run_reqs, solo_reqs in zip(_capped_segments("run", idmp),
+                                   _capped_segments("solo", idmp)):
+        run = _pipeline(c, *run_reqs)
+        solo = [_pipeline(c, argv)[0] for argv in solo_reqs]
+        assert _reply_shape(run) == _reply_shape(solo)
+        state = _stream_state(r, "run")
+        assert state == _stream_state(r, "solo")
+        assert 0 < state["length"] < state["entries-added"]  # the trims did trim
+
+
 def test_xack_run_with_bad_ids_and_other_groups(raw, r):
     ids = [r.xadd("k", {"f": i}) for i in range(5)]
     r.xgroup_create("k", "g", "0")

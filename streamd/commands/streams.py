@@ -248,6 +248,8 @@ def _idmp_only(argv: list[bytes], opt: bytes) -> AddTrimArgs | None:
 
 
 def _trim(ctx, s: Stream, a: AddTrimArgs) -> int:
+    if a.strategy == KEEPREF:
+        return s.trim(maxlen=a.maxlen, minid=a.minid, approx=a.approx, limit=a.limit)
     return s.trim(maxlen=a.maxlen, minid=a.minid, approx=a.approx, limit=a.limit,
                   **strategy_hooks(s, a.strategy))
 
@@ -366,15 +368,18 @@ def _auto_append_id(s: Stream, fields: list, now_ms: int) -> int | None:
 
 @batch_handler("XADD")
 def xadd_batch(ctx, requests: list, start: int, replies: list) -> None:
-    """XADD key [IDMPAUTO pid | IDMP pid iid] * field value [field value ...], repeated
+    """XADD key [options] * field value [field value ...], repeated
 
     A pipelined producer's run of appends to one stream, taken together: the stream is
     looked up and the node limits read once, and each reply is appended to ``replies``. A
     request joins the run only if ``xadd`` would append it (or answer it as an IDMP
-    duplicate) with no other effect: same key, an existing stream nobody is blocked on, the
-    shapes above with a valid field list, room left in the ID space. Any other request ends
-    the run and goes through ``xadd``, which also reports its errors. All appends of a run
-    use the time snapshot of its first request; auto IDs stay strictly increasing anyway."""
+    duplicate) with no other effect than its own trimming: same key, an existing stream
+    nobody is blocked on, an automatic ID with room left in the ID space, a valid field
+    list. Options other than the usual IDMP / IDMPAUTO shapes are parsed once and reused
+    while the next request repeats them byte for byte (a capped stream's producer sends the
+    same ``MAXLEN ~ n`` every time). Any other request ends the run and goes through
+    ``xadd``, which also reports its errors. All appends of a run use the time snapshot of
+    its first request; auto IDs stay strictly increasing anyway."""
     first = requests[start]
     k, name = first[1], first[0]
     db = ctx.db
@@ -389,35 +394,52 @@ def xadd_batch(ctx, requests: list, start: int, replies: list) -> None:
     now = ctx.now_ms
     state = s.idmp
     put = replies.append
+    parsed = None  # the last options parsed in full, and their argv words
+    parsed_words = None
     try:
         for i in range(start, len(requests)):
             argv = requests[i]
             if len(argv) < 5 or argv[1] != k or argv[0] != name:
                 break
-            opt = argv[2]
-            if opt == b"*":
+            if argv[2] == b"*":  # the plain append, kept free of option lookups
                 fields = argv[3:]
                 if len(fields) & 1:
                     break
-                pid = None
-            else:
-                a = _idmp_only(argv, opt)
-                if a is None or state is None:
+                sid = _auto_append_id(s, fields, now)
+                if sid is None:
                     break
-                fields = argv[a.id_pos + 1:]
-                if len(fields) & 1:
-                    break
-                pid = argv[a.idmp_pos]
+                s.append(sid, fields, max_entries, max_bytes)
+                put(format_id(sid))
+                continue
+            a = _idmp_only(argv, argv[2])
+            if a is None:
+                a = parsed
+                if (a is None or len(argv) <= a.id_pos + 2
+                        or argv[a.id_pos] != b"*" or argv[2:a.id_pos] != parsed_words):
+                    try:
+                        a = parse_add_trim(ctx, argv, xadd=True)
+                    except CommandError:
+                        break
+                    if a.id_arg != b"*":
+                        break
+                    parsed, parsed_words = a, argv[2:a.id_pos]
+            if a.idmp and state is None:
+                break
+            fields = argv[a.id_pos + 1:]
+            if not fields or len(fields) & 1:
+                break
             sid = _auto_append_id(s, fields, now)
             if sid is None:
                 break
-            if pid is not None:
-                dup = state.claim(pid, auto_iid(fields) if a.idmp_auto
+            if a.idmp:
+                dup = state.claim(argv[a.idmp_pos], auto_iid(fields) if a.idmp_auto
                                   else argv[a.idmp_pos + 1], sid)
                 if dup is not None:
                     put(format_id(dup))
                     continue
             s.append(sid, fields, max_entries, max_bytes)
+            if a.trims:
+                _trim(ctx, s, a)
             put(format_id(sid))
     finally:
         if replies:  # every reply, duplicates included, is a write (dirty, WATCH)
