@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import redis
 
@@ -247,3 +249,245 @@ def test_hello_with_auth(raw, password):
     d = raw()
     d.send(b"HELLO 3 AUTH default nope\r\n")
     assert d.read_reply().startswith(b"-WRONGPASS")
+
+
+def test_reset_selects_db0_and_drops_watches(r, raw, make_client):
+    r.set("k", "db0")
+    c = raw()
+    c.send(b"SELECT 2\r\nWATCH k\r\nRESET\r\nGET k\r\n")
+    assert [c.read_reply() for _ in range(4)] == [b"+OK\r\n", b"+OK\r\n", b"+RESET\r\n",
+                                                  b"$3\r\ndb0\r\n"]
+    make_client().set("k", "changed")  # would abort the EXEC if the WATCH had survived
+    c.send(b"MULTI\r\nEXEC\r\n")
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b"*0\r\n"
+
+
+def test_reset_deauthenticates_when_a_password_is_set(raw, password):
+    c = raw()
+    c.send(b"AUTH s3cret\r\nRESET\r\nPING\r\n")
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b"+RESET\r\n"
+    assert c.read_reply() == b"-NOAUTH Authentication required.\r\n"
+
+
+@pytest.mark.parametrize("request_, reply", [
+    (b"AUTH nosuchuser s3cret\r\n",
+     b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"),
+    (b"AUTH default s3cret extra\r\n", b"-ERR syntax error\r\n"),
+    (b"HELLO 3\r\n", b"-NOAUTH HELLO must be called with the client already authenticated"),
+    (b"HELLO 3 SETNAME a\x7fb\r\n", b"-ERR Client names cannot contain spaces"),
+])
+def test_auth_and_hello_refusals_with_a_password(raw, password, request_, reply):
+    c = raw()
+    c.send(request_)
+    assert c.read_reply().startswith(reply)
+    c.send(b"PING\r\n")
+    assert c.read_reply() == b"-NOAUTH Authentication required.\r\n"
+
+
+@pytest.mark.parametrize("options", [b"BOGUS", b"SETNAME a\x7fb"])
+def test_hello_auth_takes_effect_before_a_later_option_fails(raw, password, options):
+    # HELLO applies AUTH as it reads it: an error in a later option still leaves the
+    # connection authenticated (and on its old protocol).
+    c = raw()
+    c.send(b"HELLO 3 AUTH default s3cret " + options + b"\r\n")
+    assert c.read_reply().startswith(b"-ERR ")
+    c.send(b"PING\r\nCLIENT GETNAME\r\n")
+    assert c.read_reply() == b"+PONG\r\n"
+    assert c.read_reply() == b"$-1\r\n"
+
+
+def test_auth_without_password_configured_accepts_the_default_user(call):
+    # With no password the default user is "nopass": any password authenticates it,
+    # while another user name is still refused.
+    assert call("AUTH", "default", "anything") == b"OK"
+    assert call.resp3("HELLO", "3", "AUTH", "default", "anything")[b"proto"] == 3
+    with pytest.raises(redis.RedisError, match="invalid username-password pair"):
+        call("AUTH", "someone", "anything")
+
+
+@pytest.mark.parametrize("args, error", [
+    (("AUTH", "x"), "^Syntax error in HELLO option 'AUTH'"),
+    (("SETNAME",), "^Syntax error in HELLO option 'SETNAME'"),
+    (("SETNAME", "a b"), "^Client names cannot contain spaces"),
+    (("SETNAME", "a\x7fb"), "^Client names cannot contain spaces"),
+])
+def test_hello_option_errors(r, args, error):
+    with pytest.raises(redis.ResponseError, match=error):
+        r.execute_command("HELLO", "2", *args)
+    assert r.client_getname() is None
+
+
+def test_hello_without_arguments_keeps_the_protocol(raw):
+    c = raw()
+    c.send(b"HELLO 3\r\n")
+    c.read_reply()
+    c.send(b"HELLO\r\n")
+    reply = c.read_reply()
+    assert reply.startswith(b"%7\r\n") and b"$5\r\nproto\r\n:3\r\n" in reply
+
+
+@pytest.mark.parametrize("index, error", [
+    ("2147483647", "^DB index is out of range$"),
+    ("2147483648", "^value is out of range, value must between"),
+    ("-2147483648", "^DB index is out of range$"),
+    ("-2147483649", "^value is out of range, value must between"),
+])
+def test_select_index_is_a_c_int(r, index, error):
+    with pytest.raises(redis.ResponseError, match=error):
+        r.execute_command("SELECT", index)
+
+
+def _client_fields(listing: bytes) -> dict:
+    lines = listing.decode().splitlines()
+    assert len(lines) == 1, listing
+    return dict(f.split("=", 1) for f in lines[0].split(" "))
+
+
+def _fields_of(r, client_id: int) -> dict:
+    return _client_fields(r.execute_command("CLIENT", "LIST", "ID", str(client_id)))
+
+
+def _raw_client_id(c) -> int:
+    c.send(b"CLIENT ID\r\n")
+    return int(c.read_reply()[1:-2])
+
+
+def test_client_list_fields_follow_the_connection_state(r, raw):
+    idle = raw()
+    idle_id = _raw_client_id(idle)
+    idle.send(b"ECHO x\r\n")
+    idle.read_reply()
+    fields = _fields_of(r, idle_id)
+    assert (fields["flags"], fields["db"], fields["multi"], fields["resp"], fields["cmd"]) == (
+        "N", "0", "-1", "2", "echo")
+    busy = raw()
+    busy_id = _raw_client_id(busy)
+    busy.send(b"HELLO 3\r\nSELECT 3\r\nMULTI\r\nPING\r\nPING\r\n")
+    for _ in range(5):
+        busy.read_reply()
+    fields = _fields_of(r, busy_id)
+    assert "x" in fields["flags"] and "b" not in fields["flags"]
+    assert (fields["db"], fields["multi"], fields["resp"]) == ("3", "2", "3")
+
+
+def test_client_list_flags_blocked_and_no_evict(r, raw):
+    c = raw()
+    cid = _raw_client_id(c)
+    c.send(b"CLIENT NO-EVICT on\r\n")
+    assert c.read_reply() == b"+OK\r\n"
+    assert _fields_of(r, cid)["flags"] == "e"
+    c.send(b"CLIENT NO-EVICT off\r\n")
+    assert c.read_reply() == b"+OK\r\n"
+    assert _fields_of(r, cid)["flags"] == "N"
+    c.send(b"XREAD BLOCK 0 STREAMS s $\r\n")
+    deadline = time.monotonic() + 5
+    while "b" not in _fields_of(r, cid)["flags"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _fields_of(r, cid)["flags"] == "b"
+    assert r.execute_command("CLIENT", "UNBLOCK", str(cid)) == 1
+    assert c.read_reply() in (b"*-1\r\n", b"$-1\r\n")
+
+
+def test_client_info_is_one_line_ending_in_a_newline(r):
+    info = r.execute_command("CLIENT", "INFO")
+    assert info.endswith(b"\n") and info.count(b"\n") == 1
+    assert _client_fields(info)["id"] == str(r.client_id())
+
+
+@pytest.mark.parametrize("args, error", [
+    (("TYPE", "foo"), "^Unknown client type 'foo'$"),
+    (("TYPE",), "^syntax error$"),
+    (("ID",), "^syntax error$"),
+    (("ID", "x"), "^Invalid client ID$"),
+    (("BOGUS", "1"), "^syntax error$"),
+])
+def test_client_list_errors(r, args, error):
+    with pytest.raises(redis.ResponseError, match=error):
+        r.execute_command("CLIENT", "LIST", *args)
+
+
+def test_client_list_by_type(r):
+    assert r.execute_command("CLIENT", "LIST", "TYPE", "pubsub") == b""
+    assert r.execute_command("CLIENT", "LIST", "TYPE", "master") == b""
+    mine = r.execute_command("CLIENT", "LIST", "TYPE", "normal")
+    assert f"id={r.client_id()} ".encode() in mine
+
+
+@pytest.mark.parametrize("args, error", [
+    (("ID", "5", "SKIPME"), "^syntax error$"),
+    (("ID", "0"), "^client-id should be greater than 0$"),
+    (("ID", "x"), "^client-id should be greater than 0$"),
+    (("ID", "5", "SKIPME", "maybe"), "^syntax error$"),
+    (("TYPE", "bogus"), "^Unknown client type 'bogus'$"),
+    (("USER", "nosuchuser"), "^No such user 'nosuchuser'$"),
+    (("BOGUS", "1"), "^syntax error$"),
+])
+def test_client_kill_errors(r, args, error):
+    with pytest.raises(redis.ResponseError, match=error):
+        r.execute_command("CLIENT", "KILL", *args)
+
+
+@pytest.mark.parametrize("filters", [
+    ("ADDR", "1.2.3.4:5"),
+    ("LADDR", "1.2.3.4:5"),
+    ("TYPE", "pubsub"),
+    ("TYPE", "master"),
+    ("TYPE", "replica"),
+])
+def test_client_kill_filters_that_match_no_one(r, make_client, filters):
+    other = make_client()
+    other_id = other.client_id()
+    assert r.execute_command("CLIENT", "KILL", "ID", str(other_id), *filters) == 0
+    assert other.echo("alive") == b"alive"
+
+
+def test_client_kill_filters_that_match(r, raw):
+    c = raw()
+    cid = _raw_client_id(c)
+    addr = _fields_of(r, cid)["addr"]
+    assert r.execute_command("CLIENT", "KILL", "ID", str(cid), "TYPE", "normal",
+                             "USER", "default", "ADDR", addr) == 1
+    assert c.is_closed()
+
+
+def test_client_kill_skips_the_caller_unless_told_not_to(r, raw):
+    assert r.execute_command("CLIENT", "KILL", "ID", str(r.client_id())) == 0
+    c = raw()
+    cid = _raw_client_id(c)
+    c.send(b"CLIENT KILL ID %d SKIPME no\r\n" % cid)
+    assert c.read_reply() == b":1\r\n"  # the reply arrives, then the connection closes
+    assert c.is_closed()
+
+
+@pytest.mark.parametrize("args, error", [
+    (("1", "bogus"), "^CLIENT UNBLOCK reason should be TIMEOUT or ERROR$"),
+    (("x", "bogus"), "^CLIENT UNBLOCK reason should be TIMEOUT or ERROR$"),  # checked first
+    (("x",), "^value is not an integer or out of range$"),
+    (("1", "TIMEOUT", "extra"),
+     r"^unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try CLIENT HELP.$"),
+])
+def test_client_unblock_errors(r, args, error):
+    with pytest.raises(redis.ResponseError, match=error):
+        r.execute_command("CLIENT", "UNBLOCK", *args)
+
+
+@pytest.mark.parametrize("args, error", [
+    (("-1",), "^timeout is negative$"),
+    (("x",), "^timeout is not an integer or out of range$"),
+    (("10", "BOGUS"), "^CLIENT PAUSE mode must be WRITE or ALL$"),
+    (("-1", "BOGUS"), "^CLIENT PAUSE mode must be WRITE or ALL$"),  # the mode is checked first
+    (("10", "WRITE", "extra"),
+     r"^unknown subcommand or wrong number of arguments for 'PAUSE'. Try CLIENT HELP.$"),
+])
+def test_client_pause_errors(r, args, error):
+    with pytest.raises(redis.ResponseError, match=error):
+        r.execute_command("CLIENT", "PAUSE", *args)
+
+
+@pytest.mark.parametrize("name", ["a b", "a\nb", "a\x7fb", "é"])
+def test_client_setname_refuses_non_printable_ascii(r, name):
+    with pytest.raises(redis.ResponseError, match="^Client names cannot contain spaces"):
+        r.client_setname(name)
+    assert r.client_setname("!~") is True  # the printable range ends are allowed

@@ -60,8 +60,9 @@ def reset(ctx, argv):
 
 def _check_password(ctx, user: bytes, password: bytes) -> None:
     required = ctx.config["requirepass"]
-    if user != b"default" or not required or not hmac.compare_digest(
-            password, required.encode()):
+    # Without requirepass the default user is "nopass": any password authenticates it.
+    if user != b"default" or (required and not hmac.compare_digest(
+            password, required.encode())):
         raise CommandError(E.WRONGPASS)
     ctx.authenticated = True
 
@@ -96,19 +97,18 @@ def hello(ctx, argv):
         if proto not in (2, 3):
             raise CommandError(E.NOPROTO)
     name = None
-    creds = None
     while not args.done:
         opt = args.next()
         word = opt.upper()
         if word == b"AUTH" and args.remaining >= 2:
-            creds = (args.next(), args.next())
+            # As in Redis, AUTH takes effect as it is read: a later bad option leaves the
+            # connection authenticated.
+            _check_password(ctx, args.next(), args.next())
         elif word == b"SETNAME" and args.remaining >= 1:
             name = args.next()
             _check_name(name)
         else:
             raise CommandError(f"ERR Syntax error in HELLO option '{E._show(opt)}'")
-    if creds is not None:
-        _check_password(ctx, *creds)
     if not ctx.authenticated:
         raise CommandError("NOAUTH HELLO must be called with the client already authenticated, "
                            "otherwise the HELLO <proto> AUTH <user> <pass> option can be used "
@@ -272,6 +272,7 @@ def client_kill(ctx, argv):
         raise CommandError(E.SYNTAX)
     want_id = addr = laddr = None
     skipme = True
+    match_type = True  # every client here is a normal one
     for i in range(2, len(argv), 2):
         opt, val = argv[i].upper(), argv[i + 1]
         if opt == b"ID":
@@ -289,12 +290,20 @@ def client_kill(ctx, argv):
             if val.lower() not in (b"yes", b"no"):
                 raise CommandError(E.SYNTAX)
             skipme = val.lower() == b"yes"
-        elif opt in (b"TYPE", b"USER", b"MAXAGE"):
+        elif opt == b"TYPE":
+            kind = val.lower()
+            if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
+                raise CommandError(f"ERR Unknown client type '{E._show(val)}'")
+            match_type = kind == b"normal"
+        elif opt == b"USER":
+            if val != b"default":  # the only user
+                raise CommandError(f"ERR No such user '{E._show(val)}'")
+        elif opt == b"MAXAGE":
             continue
         else:
             raise CommandError(E.SYNTAX)
     killed = 0
-    for c in list(clients.values()):
+    for c in list(clients.values()) if match_type else ():
         if want_id is not None and c.id != want_id:
             continue
         if addr is not None and c.addr.encode() != addr:
@@ -319,14 +328,14 @@ def client_kill(ctx, argv):
 def client_unblock(ctx, argv):
     """CLIENT UNBLOCK client-id [TIMEOUT | ERROR]"""
     if len(argv) > 4:
-        raise CommandError(E.SYNTAX)
-    target = parse_int(argv[2])
+        raise CommandError(E.unknown_subcommand_or_arity(argv[1], "client"))
     error = False
-    if len(argv) == 4:
+    if len(argv) == 4:  # Redis checks the reason before the id
         mode = argv[3].upper()
         if mode not in (b"TIMEOUT", b"ERROR"):
             raise CommandError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
         error = mode == b"ERROR"
+    target = parse_int(argv[2])
     return 1 if ctx.server.unblock(target, error) else 0
 
 
@@ -336,11 +345,13 @@ def client_unblock(ctx, argv):
                                          since="6.2.0")))
 def client_pause(ctx, argv):
     """CLIENT PAUSE timeout [WRITE | ALL]"""
+    if len(argv) > 4:
+        raise CommandError(E.unknown_subcommand_or_arity(argv[1], "client"))
+    if len(argv) == 4 and argv[3].upper() not in (b"WRITE", b"ALL"):  # before the timeout
+        raise CommandError("ERR CLIENT PAUSE mode must be WRITE or ALL")
     timeout = parse_int(argv[2], "ERR timeout is not an integer or out of range")
     if timeout < 0:
         raise CommandError("ERR timeout is negative")
-    if len(argv) > 4 or (len(argv) == 4 and argv[3].upper() not in (b"WRITE", b"ALL")):
-        raise CommandError(E.SYNTAX)
     # Commands run one at a time on one loop; a pause is recorded for CLIENT LIST/INFO only.
     ctx.server.paused_until = time.time() + timeout / 1000
     return OK
