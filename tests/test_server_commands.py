@@ -231,3 +231,163 @@ def test_handler_bug_replies_an_error_and_the_connection_keeps_serving(r, monkey
     monkeypatch.undo()
     assert r.echo("x") == b"x"
     assert r.info("errorstats")["errorstat_ERR"]["count"] == before + 2
+
+
+_DEFAULT_HEADERS = [b"# Server", b"# Clients", b"# Memory", b"# Persistence", b"# Stats",
+                    b"# Replication", b"# CPU", b"# Modules", b"# Errorstats", b"# Cluster",
+                    b"# Keyspace"]
+
+
+def _headers(text: bytes) -> list:
+    return [line for line in text.split(b"\r\n") if line.startswith(b"#")]
+
+
+@pytest.mark.parametrize("sections, headers", [
+    ((), _DEFAULT_HEADERS),
+    (("default",), _DEFAULT_HEADERS),
+    (("SERVER",), [b"# Server"]),
+    (("server", "Server"), [b"# Server"]),
+    (("server", "clients"), [b"# Server", b"# Clients"]),
+    (("cpu",), [b"# CPU"]),
+    (("nosuchsection",), []),
+])
+def test_info_section_selection(call, sections, headers):
+    assert _headers(call("INFO", *sections)) == headers
+
+
+@pytest.mark.parametrize("section", ["all", "everything", "ALL"])
+def test_info_all_adds_commandstats(call, section):
+    got = _headers(call("INFO", section))
+    assert set(_DEFAULT_HEADERS) <= set(got) and b"# Commandstats" in got
+
+
+def test_info_clients_and_stats_counters(r, make_client, raw):
+    before = r.info()
+    other = make_client()
+    other.ping()
+    after = r.info()
+    assert after["connected_clients"] == before["connected_clients"] + 1
+    assert after["total_connections_received"] >= before["total_connections_received"] + 1
+    assert after["blocked_clients"] == 0
+    c = raw()
+    c.send(b"XREAD BLOCK 0 STREAMS s $\r\n")
+    deadline = time.monotonic() + 5
+    while r.info("clients")["blocked_clients"] != 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert r.info("clients")["blocked_clients"] == 1
+
+
+def test_info_expired_keys(r):
+    r.config_resetstat()
+    r.set("gone", "v", px=1)
+    time.sleep(0.01)
+    assert r.get("gone") is None
+    assert r.info("stats")["expired_keys"] >= 1
+
+
+def test_info_keyspace_lists_non_empty_databases(r, call):
+    call("SET", "a", "1")
+    call("SET", "b", "1", "EX", "100")
+    call("SELECT", "2")
+    call("SET", "c", "1")
+    keyspace = r.info("keyspace")
+    assert set(keyspace) == {"db0", "db2"}
+    assert (keyspace["db0"]["keys"], keyspace["db0"]["expires"]) == (2, 1)
+    assert (keyspace["db2"]["keys"], keyspace["db2"]["expires"]) == (1, 0)
+
+
+def test_config_get_several_patterns(call):
+    got = call("CONFIG", "GET", "hz", "databases", "stream-node-max-*")
+    assert dict(zip(got[::2], got[1::2])) == {
+        b"hz": b"10", b"databases": b"16", b"stream-node-max-entries": b"100",
+        b"stream-node-max-bytes": b"4096"}
+
+
+@pytest.mark.parametrize("args, error", [
+    (("hz", "10", "hz", "11"),
+     r"^CONFIG SET failed \(possibly related to argument 'hz'\) - duplicate parameter$"),
+    (("hz", "10", "stream-node-max-entries"), "^syntax error$"),
+    (("databases", "4"),
+     r"^CONFIG SET failed \(possibly related to argument 'databases'\) - can't set immutable"),
+])
+def test_config_set_errors(r, args, error):
+    with pytest.raises(redis.ResponseError, match=error):
+        r.execute_command("CONFIG", "SET", *args)
+    assert r.config_get("hz")["hz"] == "10" and r.config_get("databases")["databases"] == "16"
+
+
+def test_config_set_is_all_or_nothing(r):
+    with pytest.raises(redis.ResponseError, match="'stream-node-max-entries'"):
+        r.execute_command("CONFIG", "SET", "hz", "20", "stream-node-max-entries", "abc")
+    assert r.config_get("hz")["hz"] == "10"
+
+
+def test_command_info_and_docs_without_names_cover_every_command(call):
+    count = call("COMMAND", "COUNT")
+    assert len(call("COMMAND", "INFO")) == count
+    assert len(call.resp3("COMMAND", "DOCS")) == count
+    docs = call.resp3("COMMAND", "DOCS", "get", "nosuch", "xadd")
+    assert list(docs) == [b"get", b"xadd"]
+
+
+@pytest.mark.parametrize("args, want, unwanted", [
+    (("FILTERBY", "PATTERN", "XAD*"), [b"xadd"], None),
+    (("FILTERBY", "ACLCAT", "stream"), None, b"get"),
+    (("FILTERBY", "MODULE", "nosuchmodule"), [], None),
+])
+def test_command_list_filters(call, args, want, unwanted):
+    got = call("COMMAND", "LIST", *args)
+    if want is not None:
+        assert got == want
+    else:
+        assert b"xadd" in got and b"xlen" in got and unwanted not in got
+
+
+@pytest.mark.parametrize("args, error", [
+    (("COMMAND", "LIST", "FILTERBY", "BOGUS", "x"), "^syntax error$"),
+    (("COMMAND", "LIST", "FOO", "PATTERN", "x"), "^syntax error$"),
+    (("COMMAND", "COUNT", "x"), r"^wrong number of arguments for 'command\|count' command$"),
+    (("COMMAND", "NOSUCH"), r"^unknown subcommand 'NOSUCH'. Try COMMAND HELP.$"),
+    (("COMMAND", "GETKEYS", "nosuch", "a"), "^Invalid command specified$"),
+    (("COMMAND", "GETKEYS", "set", "a"), "^Invalid number of arguments specified for command$"),
+    (("COMMAND", "GETKEYS", "ping", "x"), "^The command has no key arguments$"),
+    (("FLUSHALL", "SYNC", "ASYNC"), "^syntax error$"),
+    (("FLUSHDB", "ASYNC", "SYNC"), "^syntax error$"),
+    (("FUNCTION", "FLUSH", "BOGUS"), r"^FUNCTION FLUSH only supports SYNC\|ASYNC option$"),
+    (("SHUTDOWN", "ABORT"), r"^No shutdown in progress.$"),
+    (("FUNCTION", "FLUSH", "SYNC", "x"),
+     r"^unknown subcommand or wrong number of arguments for 'FLUSH'. Try FUNCTION HELP.$"),
+])
+def test_server_command_errors(call, args, error):
+    with pytest.raises(redis.ResponseError, match=error):
+        call(*args)
+
+
+def test_command_getkeys_of_a_subcommand(call):
+    assert call("COMMAND", "GETKEYS", "XGROUP", "CREATE", "s", "g", "$") == [b"s"]
+
+
+def test_time_is_two_bulk_strings_and_lastsave_a_past_timestamp(call):
+    reply = call("TIME")
+    assert [type(x) for x in reply] == [bytes, bytes]
+    assert abs(int(reply[0]) + int(reply[1]) / 1e6 - time.time()) < 5
+    assert 1_600_000_000 < call("LASTSAVE") <= time.time() + 1
+
+
+def test_commandstats_usec_per_call(r, call):
+    r.config_resetstat()
+    for _ in range(3):
+        call("COMMAND")  # slow enough to take microseconds
+    stats = r.info("commandstats")["cmdstat_command"]
+    assert stats["calls"] == 3 and stats["usec"] >= 3
+    assert stats["usec_per_call"] == pytest.approx(stats["usec"] / 3, abs=0.01)
+
+
+def test_flushall_empties_every_database(call):
+    call("SET", "a", "1")
+    call("SELECT", "1")
+    call("SET", "b", "1")
+    call("SELECT", "0")
+    assert call("FLUSHALL") == b"OK"
+    call("SELECT", "1")
+    assert call("DBSIZE") == 0

@@ -134,7 +134,7 @@ def info_text(ctx, sections: list[str]) -> str:
     for name in dict.fromkeys(want):
         if name not in _ALL_SECTIONS:
             continue
-        out.append(f"# {name.capitalize() if name not in ('commandstats', 'errorstats') else name.capitalize()}")
+        out.append(f"# {'CPU' if name == 'cpu' else name.capitalize()}")
         out.extend(_section(ctx, name))
         out.append("")
     return "\r\n".join(out[:-1]) + "\r\n" if out else ""
@@ -174,8 +174,8 @@ def config_get(ctx, argv):
          args=(string("data", multiple=True),))
 def config_set(ctx, argv):
     """CONFIG SET parameter value [parameter value ...]"""
-    if len(argv) % 2:
-        raise CommandError(E.wrong_arity("config|set"))
+    if len(argv) % 2:  # Redis 7.0: an odd count is a syntax error, not an arity one
+        raise CommandError(E.SYNTAX)
     pairs = [(argv[i].decode("utf-8", "replace"), argv[i + 1].decode("utf-8", "replace"))
              for i in range(2, len(argv), 2)]
     seen = set()
@@ -484,8 +484,10 @@ command("function", -2, "slow", group="scripting", since="7.0.0",
 def function_flush(ctx, argv):
     """FUNCTION FLUSH [ASYNC | SYNC]"""
     # Functions are not supported, so there is never anything to flush.
-    if len(argv) > 3 or (len(argv) == 3 and argv[2].upper() not in (b"ASYNC", b"SYNC")):
-        raise CommandError(E.SYNTAX)
+    if len(argv) > 3:
+        raise CommandError(E.unknown_subcommand_or_arity(argv[1], "function"))
+    if len(argv) == 3 and argv[2].upper() not in (b"ASYNC", b"SYNC"):
+        raise CommandError("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
     return OK
 
 
