@@ -108,3 +108,18 @@ def test_encode_each_equals_one_encode_per_value(resp):
     out = bytearray()
     encode_each(values, out, resp)
     assert bytes(out) == b"".join(to_bytes(v, resp) for v in values)
+
+
+@pytest.mark.parametrize("value, resp2, resp3", [
+    (False, b":0\r\n", b"#f\r\n"),
+    (float("-inf"), b"$4\r\n-inf\r\n", b",-inf\r\n"),
+    (float("nan"), b"$3\r\nnan\r\n", b",nan\r\n"),
+    (-2.5, b"$4\r\n-2.5\r\n", b",-2.5\r\n"),
+    (bytearray(b"ab"), b"$2\r\nab\r\n", b"$2\r\nab\r\n"),
+    (memoryview(b"ab"), b"$2\r\nab\r\n", b"$2\r\nab\r\n"),
+    (Map([]), b"*0\r\n", b"%0\r\n"),
+    (SetReply([]), b"*0\r\n", b"~0\r\n"),
+])
+def test_more_reply_values(value, resp2, resp3):
+    assert to_bytes(value, 2) == resp2
+    assert to_bytes(value, 3) == resp3

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import redis
 
@@ -277,3 +279,24 @@ def test_resp3_shapes(r, s):
     c("MULTI")
     c("PING")
     assert c("EXEC") is None
+
+
+def test_watched_key_that_expires_before_exec_aborts_it(r, s):
+    c = s()
+    r.set("w", "1", px=50)
+    assert c("WATCH", "w") == b"OK"
+    time.sleep(0.1)
+    c("MULTI")
+    c("PING")
+    assert c("EXEC") is None
+
+
+def test_key_already_expired_when_watched_does_not_abort_once_reclaimed(s):
+    c = s()
+    c("SET", "w", "1", "PX", "1")
+    time.sleep(0.01)
+    assert c("WATCH", "w") == b"OK"
+    assert c("GET", "w") is None  # the lookup reclaims the expired key
+    c("MULTI")
+    c("PING")
+    assert c("EXEC") == [b"PONG"]
