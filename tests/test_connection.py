@@ -254,7 +254,7 @@ def test_hello_with_auth(raw, password):
 def test_reset_selects_db0_and_drops_watches(r, raw, make_client):
     r.set("k", "db0")
     c = raw()
-    c.send(b"SELECT 2\r\nWATCH k\r\nRESET\r\nGET k\r\n")
+    c.send(b"WATCH k\r\nSELECT 2\r\nRESET\r\nGET k\r\n")
     assert [c.read_reply() for _ in range(4)] == [b"+OK\r\n", b"+OK\r\n", b"+RESET\r\n",
                                                   b"$3\r\ndb0\r\n"]
     make_client().set("k", "changed")  # would abort the EXEC if the WATCH had survived
