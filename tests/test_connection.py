@@ -452,6 +452,32 @@ def test_client_kill_filters_that_match(r, raw):
     assert c.is_closed()
 
 
+@pytest.mark.min_redis("7.4")
+@pytest.mark.parametrize("value, error", [
+    ("0", "^maxage should be greater than 0$"),
+    ("-5", "^maxage should be greater than 0$"),
+    ("x", "^maxage is not an integer or out of range$"),
+])
+def test_client_kill_maxage_errors(r, value, error):
+    with pytest.raises(redis.ResponseError, match=error):
+        r.execute_command("CLIENT", "KILL", "MAXAGE", value)
+
+
+@pytest.mark.min_redis("7.4")
+def test_client_kill_maxage_takes_clients_connected_that_long(r, raw):
+    old = raw()
+    old_id = _raw_client_id(old)
+    assert r.execute_command("CLIENT", "KILL", "ID", str(old_id), "MAXAGE", "100000") == 0
+    time.sleep(1.1)  # ages are whole seconds
+    young = raw()
+    young_id = _raw_client_id(young)
+    for cid in (old_id, young_id):
+        r.execute_command("CLIENT", "KILL", "ID", str(cid), "MAXAGE", "1")
+    assert old.is_closed()
+    young.send(b"PING\r\n")
+    assert young.read_reply() == b"+PONG\r\n"
+
+
 def test_client_kill_skips_the_caller_unless_told_not_to(r, raw):
     assert r.execute_command("CLIENT", "KILL", "ID", str(r.client_id())) == 0
     c = raw()

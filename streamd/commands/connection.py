@@ -256,11 +256,21 @@ def client_list(ctx, argv):
          summary="Terminates open connections.", complexity="O(N) where N is the number of client connections",
          args=(oneof("filter", string("ip:port"),
                      block("new-format", integer("client-id", token="ID", optional=True),
+                           oneof("client-type", token("NORMAL"), token("MASTER"),
+                                 token("SLAVE"), token("REPLICA"), token("PUBSUB"),
+                                 token="TYPE", optional=True),
+                           string("username", token="USER", optional=True),
                            string("ip:port", token="ADDR", optional=True),
                            string("ip:port", token="LADDR", optional=True),
-                           string("skipme", token="SKIPME", optional=True))),))
+                           string("skipme", token="SKIPME", optional=True),
+                           integer("maxage", token="MAXAGE", optional=True,
+                                   since="7.4.0"))),))
 def client_kill(ctx, argv):
-    """CLIENT KILL <ip:port | <[ID client-id] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME yes/no]> ...>"""
+    """CLIENT KILL <ip:port | <[ID client-id] | [TYPE type] | [USER username] | [ADDR ip:port]
+    | [LADDR ip:port] | [SKIPME yes/no] | [MAXAGE maxage]> ...>
+
+    The filters combine with AND. MAXAGE takes clients connected for at least that many
+    whole seconds."""
     clients = ctx.server.clients
     if len(argv) == 3:  # legacy form: CLIENT KILL addr
         for c in list(clients.values()):
@@ -271,6 +281,7 @@ def client_kill(ctx, argv):
     if len(argv) % 2:
         raise CommandError(E.SYNTAX)
     want_id = addr = laddr = None
+    maxage = 0
     skipme = True
     match_type = True  # every client here is a normal one
     for i in range(2, len(argv), 2):
@@ -299,12 +310,20 @@ def client_kill(ctx, argv):
             if val != b"default":  # the only user
                 raise CommandError(f"ERR No such user '{E._show(val)}'")
         elif opt == b"MAXAGE":
-            continue
+            try:
+                maxage = parse_int(val)
+            except CommandError:
+                raise CommandError("ERR maxage is not an integer or out of range") from None
+            if maxage <= 0:
+                raise CommandError("ERR maxage should be greater than 0")
         else:
             raise CommandError(E.SYNTAX)
     killed = 0
+    now = int(time.time())
     for c in list(clients.values()) if match_type else ():
         if want_id is not None and c.id != want_id:
+            continue
+        if maxage and now - int(c.created) < maxage:
             continue
         if addr is not None and c.addr.encode() != addr:
             continue
