@@ -216,6 +216,25 @@ def test_active_expiry_in_another_db(r):
         r.execute_command("SELECT", 0)
 
 
+
+def _dirty(r):
+    return r.info("persistence")["rdb_changes_since_last_save"]
+
+
+def test_expiry_is_not_a_change_for_the_dirty_counter(r):
+    """A key removed by its TTL, on access or by the periodic cycle, counts as expired but
+    adds nothing to rdb_changes_since_last_save (Redis 7.0.15: +0 either way)."""
+    r.set("lazy", "v", px=1)
+    r.mset({f"k{i}": i for i in range(20)})
+    for i in range(20):
+        r.pexpire(f"k{i}", 1)
+    before, expired = _dirty(r), r.info("stats")["expired_keys"]
+    time.sleep(0.05)
+    assert r.get("lazy") is None  # removed now, or already by the cycle
+    assert wait_for(lambda: r.dbsize() == 0, timeout=2.0)
+    assert r.info("stats")["expired_keys"] - expired == 21
+    assert _dirty(r) == before
+
 # --- WATCH and expiry --------------------------------------------------------------------
 
 def _exec_after_watch(client, between):

@@ -150,7 +150,7 @@ class Database:
         del self.data[key]
         del self.expires[key]
         self.keyspace.expired_keys += 1
-        self.modified(key)
+        self.modified(key, 0)  # Redis counts an expiry in expired_keys, not as a change
         if key in self.blocking:
             self.keyspace.ready.append((self, key, True))
 
