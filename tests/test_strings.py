@@ -100,6 +100,33 @@ def test_set_invalid_expire(r):
     assert r.exists("k") == 0
 
 
+_SET_EXPIRY = [["EX", "100"], ["PX", "100000"], ["EXAT", "4000000000"],
+               ["PXAT", "4000000000000"], ["KEEPTTL"]]
+
+
+@pytest.mark.parametrize("first, second", [
+    (a, b) for a in _SET_EXPIRY for b in _SET_EXPIRY if a[0] != b[0]],
+    ids=lambda o: o[0])
+def test_set_takes_one_expiry_option(r, first, second):
+    # Only the same option may repeat: any two different ones are a syntax error.
+    assert err(cmd, r, "SET", "k", "v", *first, *second) == "syntax error"
+    assert r.exists("k") == 0
+
+
+@pytest.mark.parametrize("name, args", [
+    ("set", ["SET", "k", "v"]), ("getex", ["GETEX", "k"])])
+def test_absolute_expiry_limits(r, name, args):
+    r.set("k", "v")
+    # Seconds are taken up to the last whole second below LLONG_MAX milliseconds.
+    cmd(r, *args, "EXAT", str(LLONG_MAX // 1000))
+    assert r.pexpiretime("k") == LLONG_MAX // 1000 * 1000
+    cmd(r, *args, "PXAT", str(LLONG_MAX))
+    assert r.pexpiretime("k") == LLONG_MAX
+    assert err(cmd, r, *args, "EXAT", str(LLONG_MAX // 1000 + 1)) == \
+        f"invalid expire time in '{name}' command"
+    assert r.pexpiretime("k") == LLONG_MAX
+
+
 def test_set_with_past_absolute_time_leaves_no_key(r):
     assert r.set("k", "v", pxat=1) is True
     assert r.get("k") is None
@@ -107,6 +134,7 @@ def test_set_with_past_absolute_time_leaves_no_key(r):
 
 
 def test_setnx_setex_psetex(r):
+    assert cmd(r, "SETNX", "raw", "1") == 1 and cmd(r, "SETNX", "raw", "2") == 0
     assert r.setnx("k", "1") is True
     assert r.setnx("k", "2") is False
     assert r.get("k") == b"1"
@@ -133,6 +161,8 @@ def test_mset_msetnx(r):
     assert r.exists("c") == 0
     assert r.msetnx({"c": "3", "d": "4"}) is True
     assert r.mget("a", "c", "d") == [b"1", b"3", b"4"]
+    assert r.msetnx({"e": "5", "f": "6", "d": "x"}) is False  # any key, the last one too
+    assert r.exists("e", "f") == 0 and r.get("d") == b"4"
     assert err(cmd, r, "MSET", "a", "1", "b") == "wrong number of arguments for 'mset' command"
     assert err(cmd, r, "MSETNX", "a", "1", "b") == \
         "wrong number of arguments for 'msetnx' command"
@@ -240,6 +270,28 @@ def test_getex_errors(r):
     assert err(cmd, r, "GETEX", "h").startswith("WRONGTYPE")
 
 
+_GETEX_EXPIRY = [["EX", "100"], ["PX", "100000"], ["EXAT", "4000000000"],
+                 ["PXAT", "4000000000000"], ["PERSIST"]]
+
+
+@pytest.mark.parametrize("args", [
+    a + b for a in _GETEX_EXPIRY for b in _GETEX_EXPIRY if a[0] != b[0]] + [["GET"]],
+    ids=" ".join)
+def test_getex_takes_one_expiry_option(r, args):
+    r.set("k", "v", ex=1000)
+    assert err(cmd, r, "GETEX", "k", *args) == "syntax error"
+    assert 999 <= r.ttl("k") <= 1000
+
+
+def test_getex_with_a_past_time_deletes_the_key_without_expiring_it(r):
+    r.set("k", "v")
+    expired = r.info("stats")["expired_keys"]
+    assert r.getex("k", exat=1) == b"v"
+    assert r.exists("k") == 0
+    # A deletion, as DEL would make it: not an expiry of a key that outlived its TTL.
+    assert r.info("stats")["expired_keys"] == expired
+
+
 # --- APPEND / STRLEN / GETRANGE / SETRANGE -----------------------------------------------
 
 def test_append_strlen(r):
@@ -268,6 +320,10 @@ def test_getrange(r):
     assert r.getrange("s", 5, 3) == b""
     assert r.getrange("s", -100, 3) == b"This"
     assert r.getrange("s", 100, 200) == b""
+    # Both ends before the start: empty when start > end, else both clamp to 0.
+    assert r.getrange("s", -100, -200) == b""
+    assert r.getrange("s", -100, -50) == b"T"
+    assert r.getrange("s", 0, -100) == b"T"
     assert r.getrange("nokey", 0, 10) == b""
     r.set("n", 1234)
     assert r.getrange("n", 1, 2) == b"23"
@@ -278,6 +334,11 @@ def test_setrange(r):
     r.set("k", "Hello World")
     assert r.setrange("k", 6, "Redis") == 11
     assert r.get("k") == b"Hello Redis"
+    r.set("m", "Hello")
+    assert r.setrange("m", 1, "EL") == 5
+    assert r.get("m") == b"HELlo"
+    assert r.setrange("m", 3, "xyz") == 6  # overwrites the tail, then grows
+    assert r.get("m") == b"HELxyz"
     assert r.setrange("pad", 3, "x") == 4
     assert r.get("pad") == b"\x00\x00\x00x"
     assert r.setrange("k", 0, "") == 11
