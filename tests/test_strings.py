@@ -133,8 +133,8 @@ def test_set_with_past_absolute_time_leaves_no_key(r):
     assert r.exists("k") == 0
 
 
-def test_setnx_setex_psetex(r):
-    assert cmd(r, "SETNX", "raw", "1") == 1 and cmd(r, "SETNX", "raw", "2") == 0
+def test_setnx_setex_psetex(r, call):
+    assert call("SETNX", "raw", "1") == 1 and call("SETNX", "raw", "2") == 0
     assert r.setnx("k", "1") is True
     assert r.setnx("k", "2") is False
     assert r.get("k") == b"1"
@@ -167,6 +167,21 @@ def test_mset_msetnx(r):
     assert err(cmd, r, "MSETNX", "a", "1", "b") == \
         "wrong number of arguments for 'msetnx' command"
     assert err(cmd, r, "MSET", "a") == "wrong number of arguments for 'mset' command"
+
+
+@pytest.mark.parametrize("build", [
+    ["APPEND", "k", "ab"], ["SETRANGE", "k", "1", "b"], ["INCRBYFLOAT", "k", "1.5"],
+    ["INCR", "k"],
+], ids=lambda b: b[0])
+def test_values_made_in_place_read_back_everywhere(r, call, build):
+    call(*build)
+    call(*build)  # the second call works on the value the first one stored
+    value = call("GET", "k")
+    r.copy("k", "copy")
+    assert call("MGET", "k", "nokey", "copy") == [value, None, value]
+    assert call.resp3("MGET", "k", "copy") == [value, value]
+    assert call("GETEX", "k") == value
+    assert call("SET", "k", "x", "GET") == value
 
 
 def test_mset_drops_ttl(r):
@@ -380,6 +395,31 @@ def test_incr_decr_family(r):
     assert 99 <= r.ttl("t") <= 100  # counters keep the TTL
 
 
+def test_incr_decr_commands_and_signed_steps(call):
+    # redis-py's incr() and decr() send INCRBY and DECRBY: the one-step commands need
+    # their own calls.
+    assert call("INCR", "c") == 1
+    assert call("INCR", "c") == 2
+    assert call("DECR", "c") == 1
+    assert call("DECR", "d") == -1
+    assert call("INCRBY", "c", "-3") == -2
+    assert call("DECRBY", "c", "4") == -6
+    assert call("GET", "c") == b"-6"
+
+
+@pytest.mark.parametrize("start, args, expected", [
+    (LLONG_MAX - 1, ["INCR"], LLONG_MAX),
+    (-LLONG_MAX, ["DECR"], -LLONG_MAX - 1),
+    (0, ["INCRBY", str(LLONG_MAX)], LLONG_MAX),
+    (-1, ["INCRBY", str(-LLONG_MAX)], -LLONG_MAX - 1),
+    (-1, ["DECRBY", str(LLONG_MAX)], -LLONG_MAX - 1),
+])
+def test_counters_reach_the_int64_limits(r, call, start, args, expected):
+    r.set("c", start)
+    assert call(args[0], "c", *args[1:]) == expected
+    assert r.get("c") == str(expected).encode()
+
+
 @pytest.mark.parametrize("value", ["abc", " 1", "1 ", "01", "-0", "1.0", "+1", "",
                                    "99999999999999999999"])
 def test_incr_rejects_non_integers(r, value):
@@ -413,6 +453,13 @@ def test_incr_overflow(r):
     (None, ".5", b"0.5"),
     (None, "1.", b"1"),
     (None, "-0.000000000000000001", b"0"),
+    # Past 2**64 a long double keeps 64 bits: halfway cases round to the even neighbour.
+    (None, "18446744073709551617", b"18446744073709551616"),
+    (None, "18446744073709551619", b"18446744073709551620"),
+    # Exactly halfway at the 17th decimal (3 / 2**18): printf rounds to even.
+    (None, "0.000011444091796875", b"0.00001144409179688"),
+    (None, "-0x10", b"-16"),
+    (None, "+0x1p3", b"8"),
 ])
 def test_incrbyfloat_formatting(r, call, start, incr, expected):
     if start is not None:
@@ -431,6 +478,11 @@ def test_incrbyfloat_errors(r):
     assert err(cmd, r, "INCRBYFLOAT", "f", "-inf") == "increment would produce NaN or Infinity"
     r.set("f", "inf")
     assert err(cmd, r, "INCRBYFLOAT", "f", "1") == "increment would produce NaN or Infinity"
+    r.set("f", "1e4932")  # finite, but twice it is past the long double range
+    assert err(cmd, r, "INCRBYFLOAT", "f", "1e4932") == \
+        "increment would produce NaN or Infinity"
+    assert err(cmd, r, "INCRBYFLOAT", "f", "1." + "0" * 5118) == "value is not a valid float"
+    assert r.get("f") == b"1e4932"
     r.hset("h", "f", "v")
     assert err(r.incrbyfloat, "h", 1).startswith("WRONGTYPE")
 
@@ -439,6 +491,11 @@ def test_incrbyfloat_errors(r):
     ("1e39223372036854775807", None), ("0e39223372036854775807", b"0"),
     ("1e999999999", None), ("1e-999999999", None), ("1e4933", None), ("1e-4960", None),
     ("1" * 5120, None), ("0x10", b"16"), ("0x10 ", None),
+    # The smallest subnormal is about 3.6e-4951: 2e-4951 rounds up to it, 1e-4951 rounds to
+    # zero, which strtold reports as an underflow.
+    ("2e-4951", b"0"), ("1e-4951", None),
+    # 5119 characters are read, 5120 refused unread.
+    ("1." + "0" * 5117, b"1"), ("1." + "0" * 5118, None),
 ])
 def test_incrbyfloat_extreme_stored_values(r, call, value, expected):
     # An APPEND can leave "1e3" + "9223372036854775807" behind: refused at once, not
@@ -462,6 +519,7 @@ def test_incrbyfloat_keeps_ttl(r):
     ["GET", "h"], ["GETDEL", "h"], ["GETEX", "h"], ["APPEND", "h", "x"], ["STRLEN", "h"],
     ["INCR", "h"], ["DECR", "h"], ["INCRBY", "h", "1"], ["DECRBY", "h", "1"],
     ["INCRBYFLOAT", "h", "1"], ["GETRANGE", "h", "0", "1"], ["SETRANGE", "h", "0", "x"],
+    ["SETRANGE", "h", "0", ""], ["SETRANGE", "h", "5", ""],
     ["SET", "h", "v", "GET"],
 ])
 def test_string_commands_on_a_hash(r, args):
@@ -475,6 +533,34 @@ def test_connection_survives_errors(r):
     for _ in range(3):
         err(cmd, r, "SET", "k", "v", "EX", "0")
     assert r.ping() is True
+
+
+# Each command with what it adds to rdb_changes_since_last_save, in order (checked against
+# Redis 7.0.15): a write counts once per key written, a refused or empty one not at all.
+_DIRTY_CASES = [
+    (("APPEND", "a", "x"), 1), (("APPEND", "a", "y"), 1),
+    (("SETRANGE", "b", "2", "x"), 1), (("SETRANGE", "b", "0", ""), 0),
+    (("INCR", "c"), 1), (("DECRBY", "c", "3"), 1),
+    (("INCRBYFLOAT", "f", "1.5"), 1), (("INCRBYFLOAT", "f", "1"), 1),
+    (("GETEX", "a"), 0), (("GETEX", "a", "PERSIST"), 0), (("GETEX", "a", "EX", "100"), 1),
+    (("GETEX", "a", "PERSIST"), 1), (("GETEX", "nokey", "EX", "100"), 0),
+    (("GETDEL", "a"), 1), (("GETDEL", "a"), 0), (("GETSET", "g", "1"), 1),
+    (("MSET", "m1", "1", "m2", "2", "m3", "3"), 3),
+    (("MSETNX", "n1", "1", "n2", "2"), 2), (("MSETNX", "n1", "1", "n3", "3"), 0),
+    (("SETNX", "n1", "x"), 0), (("SETNX", "s", "x"), 1), (("SET", "s", "y", "XX"), 1),
+]
+
+
+def test_dirty_counter_per_string_command(r):
+    def dirty():
+        return r.info("persistence")["rdb_changes_since_last_save"]
+
+    got = []
+    for argv, _ in _DIRTY_CASES:
+        before = dirty()
+        r.execute_command(*argv)
+        got.append((argv, dirty() - before))
+    assert got == [(argv, n) for argv, n in _DIRTY_CASES]
 
 
 # --- INCRBYFLOAT against a model of Redis's long double arithmetic -------------------------
