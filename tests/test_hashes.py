@@ -28,6 +28,11 @@ def test_hset_counts_new_fields(r):
         "wrong number of arguments for 'hset' command"
 
 
+def test_hset_repeated_field_counts_once_and_the_last_value_wins(r, call):
+    assert call("HSET", "h", "a", "1", "a", "2", "b", "3") == 2
+    assert r.hgetall("h") == {b"a": b"2", b"b": b"3"}
+
+
 def test_hmset(r, call):
     assert call("HMSET", "h", "a", "1", "b", "2") == b"OK"
     assert r.hmget("h", "a", "nofield", "b") == [b"1", None, b"2"]
@@ -74,6 +79,8 @@ def test_hlen_hkeys_hvals_hexists_hstrlen(r):
     assert r.hexists("h", "a") is True
     assert r.hexists("h", "zz") is False
     assert r.hstrlen("h", "bb") == 2
+    r.hset("h", "c", "value")
+    assert r.hstrlen("h", "c") == 5  # the value's length, not the field's
     assert r.hstrlen("h", "zz") == 0
     assert r.hlen("nokey") == 0
     assert r.hkeys("nokey") == []
@@ -92,6 +99,28 @@ def test_hincrby(r):
     assert err(r.hincrby, "h", "big", 1) == "increment or decrement would overflow"
     r.hset("h", "f", "1.5")
     assert err(r.hincrby, "h", "f", 1) == "hash value is not an integer"
+
+
+
+@pytest.mark.parametrize("start, incr, expected", [
+    (2**63 - 2, 1, 2**63 - 1), (-2**63 + 1, -1, -2**63), (0, -2**63, -2**63),
+])
+def test_hincrby_reaches_the_int64_limits(r, start, incr, expected):
+    r.hset("h", "n", start)
+    assert r.hincrby("h", "n", incr) == expected
+    assert r.hget("h", "n") == str(expected).encode()
+    assert err(r.hincrby, "h", "n", 1 if incr > 0 else -1) == \
+        "increment or decrement would overflow"
+    assert r.hget("h", "n") == str(expected).encode()
+
+
+@pytest.mark.parametrize("args, text", [
+    (["HINCRBY", "s", "f", "x"], "value is not an integer or out of range"),
+    (["HINCRBYFLOAT", "s", "f", "x"], "value is not a valid float"),
+])
+def test_increment_is_checked_before_the_key_type(r, args, text):
+    r.set("s", "v")
+    assert err(cmd, r, *args) == text
 
 
 def test_hincrbyfloat(r, call):
@@ -116,6 +145,8 @@ def test_hrandfield_single(r, call):
     r.hset("h", mapping={"a": "1", "b": "2", "c": "3"})
     for _ in range(10):
         assert r.hrandfield("h") in (b"a", b"b", b"c")
+    # Random: 60 draws from three fields all landing on one has odds of 3 ** -59.
+    assert len({r.hrandfield("h") for _ in range(60)}) > 1
 
 
 def test_hrandfield_counts(r, call):
@@ -155,6 +186,10 @@ def test_hrandfield_errors(r):
         "value is out of range, value must between -9223372036854775807 and 9223372036854775807"
     assert err(cmd, r, "HRANDFIELD", "h", "-9223372036854775807", "WITHVALUES") == \
         "value is out of range"
+    # With values the count may be at most LONG_MAX / 2 either way.
+    for count in ("4611686018427387904", "9223372036854775807"):
+        assert err(cmd, r, "HRANDFIELD", "h", count, "WITHVALUES") == "value is out of range"
+    assert cmd(r, "HRANDFIELD", "h", "4611686018427387903", "WITHVALUES") == [b"a", b"1"]
 
 
 def test_hscan_small_hash_in_one_call(r, call):
@@ -192,6 +227,8 @@ def test_hscan_errors(r, call):
     assert err(cmd, r, "HSCAN", "h", "0", "FOO") == "syntax error"
     # Options are read only once the key is found.
     assert call("HSCAN", "nokey", "0", "FOO") == [b"0", []]
+    # The cursor, though, is read first.
+    assert err(cmd, r, "HSCAN", "nokey", "abc") == "invalid cursor"
 
 
 @pytest.mark.min_redis("7.4")
@@ -230,3 +267,60 @@ def test_hscan_keeps_fields_present_throughout_despite_churn(r):
         if cursor == 0:
             break
     assert stable <= seen
+
+
+_LONG = "x" * 65  # past hash-max-listpack-value
+
+
+@pytest.mark.parametrize("write, undo", [
+    (["HSET", "h", "b", _LONG], ["HSET", "h", "b", "1"]),
+    (["HMSET", "h", "b", _LONG], ["HSET", "h", "b", "1"]),
+    (["HSETNX", "h", "b", _LONG], ["HSET", "h", "b", "1"]),
+    (["HSETNX", "h", _LONG, "1"], ["HDEL", "h", _LONG]),
+    (["HINCRBY", "h", _LONG, "1"], ["HDEL", "h", _LONG]),
+    (["HINCRBYFLOAT", "h", _LONG, "1"], ["HDEL", "h", _LONG]),
+], ids=lambda a: " ".join(x if len(x) < 10 else "<long>" for x in a))
+def test_every_hash_write_converts_on_a_long_field_or_value(r, write, undo):
+    # A hash that outgrows listpack stays a hashtable once the long part is gone.
+    r.hset("h", "a", "1")
+    cmd(r, *write)
+    cmd(r, *undo)
+    assert r.object("encoding", "h") == b"hashtable"
+
+
+# What each hash write adds to rdb_changes_since_last_save, in order (Redis 7.0.15).
+_DIRTY_CASES = [
+    (("HSETNX", "h", "a", "1"), 1), (("HSETNX", "h", "a", "2"), 0),
+    (("HSETNX", "h", "b", "1"), 1),
+    (("HINCRBY", "h", "n", "1"), 1), (("HINCRBY", "h", "n", "0"), 1),
+    (("HINCRBYFLOAT", "h", "f", "1.5"), 1), (("HINCRBYFLOAT", "new", "f", "1"), 1),
+    (("HDEL", "nokey", "f"), 0),
+]
+
+
+def test_dirty_counter_per_hash_command(r):
+    def dirty():
+        return r.info("persistence")["rdb_changes_since_last_save"]
+
+    got = []
+    for argv, _ in _DIRTY_CASES:
+        before = dirty()
+        cmd(r, *argv)
+        got.append((argv, dirty() - before))
+    assert got == [(argv, n) for argv, n in _DIRTY_CASES]
+
+
+@pytest.mark.parametrize("write", [
+    ["HSET", "h", "f", "v"], ["HSETNX", "h", "g", "v"], ["HDEL", "h", "f"],
+    ["HINCRBY", "h", "n", "1"], ["HINCRBYFLOAT", "h", "n", "1"], ["HMSET", "h", "f", "v"],
+], ids=lambda a: a[0])
+def test_hash_writes_abort_a_watching_transaction(r, make_client, write):
+    r.hset("h", mapping={"f": "v", "n": "1"})
+    c = make_client()
+    p = c.pipeline()
+    p.watch("h")
+    cmd(r, *write)
+    p.multi()
+    p.hlen("h")
+    with pytest.raises(redis.WatchError):
+        p.execute()
