@@ -51,6 +51,7 @@ def test_hget_hmget_missing(r):
     assert r.hmget("nokey", "a", "b") == [None, None]
     r.hset("h", "a", "1")
     assert r.hget("h", "zz") is None
+    assert r.hmget("h", "a", "zz", "a") == [b"1", None, b"1"]  # one reply per field named
 
 
 def test_hgetall_shapes(r, call):
@@ -71,13 +72,14 @@ def test_hdel_removes_emptied_key(r):
     assert r.hdel("h", "b") == 0
 
 
-def test_hlen_hkeys_hvals_hexists_hstrlen(r):
+def test_hlen_hkeys_hvals_hexists_hstrlen(r, call):
     r.hset("h", mapping={"a": "1", "bb": "22"})
     assert r.hlen("h") == 2
     assert sorted(r.hkeys("h")) == [b"a", b"bb"]
     assert sorted(r.hvals("h")) == [b"1", b"22"]
     assert r.hexists("h", "a") is True
     assert r.hexists("h", "zz") is False
+    assert [type(call.resp3("HEXISTS", "h", f)) for f in ("a", "zz")] == [int, int]
     assert r.hstrlen("h", "bb") == 2
     r.hset("h", "c", "value")
     assert r.hstrlen("h", "c") == 5  # the value's length, not the field's
@@ -131,12 +133,15 @@ def test_hincrbyfloat(r, call):
     r.hset("h", "s", "abc")
     assert err(cmd, r, "HINCRBYFLOAT", "h", "s", "1") == "hash value is not a float"
     assert err(cmd, r, "HINCRBYFLOAT", "h", "f", "abc") == "value is not a valid float"
+    # RESP3 too: a bulk string, not a double.
+    assert call.resp3("HINCRBYFLOAT", "h", "f", "0.4") == b"11"
 
 
 def test_hincrbyfloat_infinite_increment(r):
     r.hset("h", "f", "1")
     assert err(cmd, r, "HINCRBYFLOAT", "h", "f", "inf") == "value is NaN or Infinity"
     assert err(cmd, r, "HINCRBYFLOAT", "nokey", "f", "-inf") == "value is NaN or Infinity"
+    assert err(cmd, r, "HINCRBYFLOAT", "h", "f", "Infinity") == "value is NaN or Infinity"
     assert r.exists("nokey") == 0
 
 
@@ -217,6 +222,9 @@ def test_hscan_large_hash_iterates(r):
             break
     assert seen == fields
     assert calls > 1
+    # COUNT is a lower bound on what one call returns, until the end.
+    cursor, batch = r.hscan("h", 0, count=200)
+    assert cursor != 0 and len(batch) >= 200
 
 
 def test_hscan_errors(r, call):

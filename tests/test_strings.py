@@ -38,6 +38,11 @@ def test_set_nx_xx(r):
     assert r.set("k", "2", nx=True) is None
     assert r.set("k", "3", xx=True) is True
     assert r.get("k") == b"3"
+    # The expiry applies whichever condition let the write through.
+    assert r.set("n", "1", nx=True, ex=100) is True
+    assert 99 <= r.ttl("n") <= 100
+    assert r.set("k", "4", xx=True, px=100000) is True
+    assert 99000 < r.pttl("k") <= 100000
 
 
 def test_set_get_option(r, call):
@@ -50,6 +55,10 @@ def test_set_get_option(r, call):
     assert r.get("new") == b"x"
     assert call("SET", "absent", "x", "XX", "GET") is None
     assert r.exists("absent") == 0
+    # Setting the value it already has is still a write: the TTL goes.
+    r.set("t", "same", ex=100)
+    assert call("SET", "t", "same", "GET") == b"same"
+    assert r.ttl("t") == -1
 
 
 def test_set_get_on_wrong_type_does_not_write(r):
@@ -138,10 +147,12 @@ def test_setnx_setex_psetex(r, call):
     assert r.setnx("k", "1") is True
     assert r.setnx("k", "2") is False
     assert r.get("k") == b"1"
-    assert cmd(r, "SETEX", "k", "100", "v") is True
+    assert cmd(r, "SETEX", "k", "100", "v1") is True
     assert 99 <= r.ttl("k") <= 100
-    assert r.psetex("k", 100000, "v") is True
+    assert r.get("k") == b"v1"
+    assert r.psetex("k", 100000, "v2") is True
     assert 99000 < r.pttl("k") <= 100000
+    assert r.get("k") == b"v2"
     assert err(cmd, r, "SETEX", "k", "0", "v") == "invalid expire time in 'setex' command"
     assert err(cmd, r, "PSETEX", "k", "-5", "v") == "invalid expire time in 'psetex' command"
     assert err(cmd, r, "SETEX", "k", "x", "v") == "value is not an integer or out of range"
@@ -152,7 +163,9 @@ def test_setnx_setex_psetex(r, call):
 def test_mget_returns_nil_for_missing_and_other_types(r):
     r.mset({"a": "1", "b": "2"})
     r.hset("h", "f", "v")
-    assert r.mget("a", "nokey", "h", "b") == [b"1", None, None, b"2"]
+    r.set("gone", "v", px=1)
+    time.sleep(0.02)
+    assert r.mget("a", "nokey", "h", "b", "gone") == [b"1", None, None, b"2", None]
 
 
 def test_mset_msetnx(r):
@@ -317,6 +330,8 @@ def test_append_strlen(r):
     assert r.strlen("nokey") == 0
     r.set("n", 12345)
     assert r.strlen("n") == 5
+    r.set("bin", b" a\x00\r\n")
+    assert r.strlen("bin") == 5
     r.set("t", "v", ex=100)
     r.append("t", "w")
     assert 99 <= r.ttl("t") <= 100  # APPEND keeps the TTL
@@ -476,6 +491,9 @@ def test_incrbyfloat_errors(r):
         assert err(cmd, r, "INCRBYFLOAT", "f", bad) == "value is not a valid float", bad
     assert err(cmd, r, "INCRBYFLOAT", "f", "inf") == "increment would produce NaN or Infinity"
     assert err(cmd, r, "INCRBYFLOAT", "f", "-inf") == "increment would produce NaN or Infinity"
+    for spelled in ("infinity", "-Infinity", "+INF"):
+        assert err(cmd, r, "INCRBYFLOAT", "f", spelled) == \
+            "increment would produce NaN or Infinity", spelled
     r.set("f", "inf")
     assert err(cmd, r, "INCRBYFLOAT", "f", "1") == "increment would produce NaN or Infinity"
     r.set("f", "1e4932")  # finite, but twice it is past the long double range
@@ -505,6 +523,20 @@ def test_incrbyfloat_extreme_stored_values(r, call, value, expected):
         assert err(cmd, r, "INCRBYFLOAT", "f", "0") == "value is not a valid float"
     else:
         assert call("INCRBYFLOAT", "f", "0") == expected
+
+
+def test_incrbyfloat_prints_every_integer_digit(r, call):
+    # %.17Lf of a value near the long double maximum: 4933 digits, no exponent.
+    text = call("INCRBYFLOAT", "f", "1e4932")
+    assert len(text) == 4933 and text.startswith(b"10000000000000000000060189")
+    assert r.get("f") == text
+
+
+def test_float_and_integer_reply_types_in_resp3(call):
+    # INCRBYFLOAT answers with a bulk string even in RESP3, never a double.
+    assert call.resp3("INCRBYFLOAT", "f", "1.5") == b"1.5"
+    reply = call.resp3("SETNX", "n", "1")
+    assert type(reply) is int and reply == 1
 
 
 def test_incrbyfloat_keeps_ttl(r):
