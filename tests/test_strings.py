@@ -539,6 +539,29 @@ def test_float_and_integer_reply_types_in_resp3(call):
     assert type(reply) is int and reply == 1
 
 
+@pytest.mark.parametrize("value, expected", [
+    ("0x1.0000000000000008p60", b"1152921504606846976.5"),  # 62 bits: past a double's 53
+    ("0x1p1100", str(2**1100).encode()),  # past a double's range, inside a long double's
+    ("0x1.8p-16446", b"0"),  # rounds up to the smallest subnormal
+    ("0x1p-16446", None),  # halfway to it: rounds to zero, an underflow
+    ("0x1p16384", None),
+    ("0x1p-99999999999999999999", None), ("0x0p99999999999999999999", b"0"),
+    ("0x.8", b"0.5"), ("0X1P+2", b"4"), ("0x1p-0000000000001", b"0.5"),
+    ("0x", None), ("0xp1", None), ("0x1p", None),
+])
+@pytest.mark.parametrize("role", ["increment", "stored"])
+def test_incrbyfloat_reads_hex_as_long_double(r, call, value, expected, role):
+    if role == "stored":
+        r.set("f", value)
+        args = ("INCRBYFLOAT", "f", "0")
+    else:
+        args = ("INCRBYFLOAT", "f", value)
+    if expected is None:
+        assert err(cmd, r, *args) == "value is not a valid float"
+    else:
+        assert call(*args) == expected
+
+
 def test_incrbyfloat_keeps_ttl(r):
     r.set("f", "1", ex=100)
     r.incrbyfloat("f", 1)

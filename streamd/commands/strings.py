@@ -496,12 +496,38 @@ def parse_long_double(arg: bytes, error: str) -> Fraction:
         if value == 0:
             raise CommandError(error)  # underflow to zero is ERANGE as well
         return value
-    if arg.lstrip(b"+-")[:2].lower() == b"0x" and not any(c in b" \t\r\n\v\f" for c in arg):
-        try:
-            return Fraction(float.fromhex(arg.decode("ascii")))
-        except (ValueError, OverflowError):
-            pass
+    hexa = _HEX.match(arg)
+    if hexa and (hexa[2] or hexa[3]):
+        return _hex_long_double(hexa, error)
     raise CommandError(error)
+
+
+# strtold's hexadecimal form: digits with an optional point, an optional binary exponent.
+_HEX = re.compile(rb"([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?(?:[pP]([+-]?\d+))?\Z")
+
+
+def _hex_long_double(m: re.Match, error: str) -> Fraction:
+    """An exact hex float rounded to long double: a double would lose bits past 53 and
+    the range past 1e308, which strtold keeps."""
+    digits = m[2] + (m[3] or b"")
+    mantissa = int(digits, 16)
+    if mantissa == 0:
+        return Fraction(0)
+    exp_text = m[4] or b"0"
+    if len(exp_text.lstrip(b"+-").lstrip(b"0")) > 9:  # far past either end of the range
+        raise CommandError(error)
+    scale = int(exp_text) - 4 * len(m[3] or b"")
+    top = mantissa.bit_length() - 1 + scale  # binary exponent of the leading bit
+    if top > 16384 or top < _LD_MIN_EXP - 2:
+        raise CommandError(error)  # ERANGE: overflow, or underflow to zero
+    value = Fraction(mantissa) * Fraction(2) ** scale
+    try:
+        value = _ld_round(value)
+    except LongDoubleInf:
+        raise CommandError(error) from None
+    if value == 0:
+        raise CommandError(error)
+    return -value if m[1] == b"-" else value
 
 
 def _digits(n: int) -> str:
