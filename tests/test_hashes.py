@@ -72,6 +72,21 @@ def test_hdel_removes_emptied_key(r):
     assert r.hdel("h", "b") == 0
 
 
+def test_small_hash_keeps_insertion_order_everywhere(r, call):
+    # A listpack-encoded hash lists fields in the order they were added; a field deleted
+    # and added again goes to the end. Every command that lists fields agrees.
+    r.hset("h", mapping={"b": "5", "a": "2", "c": "3"})
+    r.hdel("h", "a")
+    r.hset("h", "a", "1")
+    assert call("HKEYS", "h") == [b"b", b"c", b"a"]
+    assert call("HVALS", "h") == [b"5", b"3", b"1"]
+    assert call("HGETALL", "h") == [b"b", b"5", b"c", b"3", b"a", b"1"]
+    assert call("HSCAN", "h", "0") == [b"0", [b"b", b"5", b"c", b"3", b"a", b"1"]]
+    assert call("HRANDFIELD", "h", "3") == [b"b", b"c", b"a"]  # the whole hash, in order
+    assert call("HRANDFIELD", "h", "5", "WITHVALUES") == \
+        [b"b", b"5", b"c", b"3", b"a", b"1"]
+
+
 def test_hlen_hkeys_hvals_hexists_hstrlen(r, call):
     r.hset("h", mapping={"a": "1", "bb": "22"})
     assert r.hlen("h") == 2

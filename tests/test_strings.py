@@ -158,6 +158,16 @@ def test_setnx_setex_psetex(r, call):
     assert err(cmd, r, "SETEX", "k", "x", "v") == "value is not an integer or out of range"
 
 
+@pytest.mark.parametrize("args, reply", [
+    (["SET", "k", "new", "NX"], b"OK"), (["SETNX", "k", "new"], 1),
+    (["MSETNX", "k", "new", "other", "x"], 1),
+])
+def test_a_key_past_its_ttl_counts_as_absent_for_nx(r, call, args, reply):
+    r.set("k", "old", pxat=1)  # already past: only a lookup or the active cycle removes it
+    assert call(*args) == reply
+    assert r.get("k") == b"new"
+
+
 # --- MGET / MSET / MSETNX ----------------------------------------------------------------
 
 def test_mget_returns_nil_for_missing_and_other_types(r):
