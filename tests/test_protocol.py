@@ -79,6 +79,13 @@ def test_inline_and_multibulk_mixed(raw):
     # Elements hiredis reads as plain strings: still not bulk strings.
     (b"*1\r\n+PING\r\n", b"expected '$', got '+'"),
     (b"*2\r\n$4\r\nECHO\r\n+hello\r\n", b"expected '$', got '+'"),
+    (b"*1\r\n=7\r\ntxt:abc\r\n", b"expected '$', got '='"),  # RESP3 verbatim string
+    (b"*2\r\n$4\r\nECHO\r\n(123\r\n", b"expected '$', got '('"),  # RESP3 big number
+    # Shorter than its bulk form by as many bytes as the partial request after it holds.
+    (b"*1\r\n+OK\r\n*1\r", b"expected '$', got '+'"),
+    # A verbatim string 4 bytes longer than its bulk form, a simple string 4 shorter.
+    (b"*2\r\n$4\r\nECHO\r\n=7\r\ntxt:abc\r\n*2\r\n$4\r\nECHO\r\n+0123456789\r\n",
+     b"expected '$', got '='"),
     (b'ECHO "unterminated\r\n', b"unbalanced quotes in request"),
 ])
 def test_protocol_errors_close_the_connection(raw, data, message):

@@ -5,6 +5,12 @@ errors are not Redis's, so whenever it rejects input, or yields something a requ
 contain, the unparsed bytes are handed to ``_PyParser``, which follows Redis's
 ``processInlineBuffer`` / ``processMultibulkBuffer`` and raises ``ProtocolError`` with
 Redis's exact text. A request split at any byte boundary parses the same as one write.
+
+The bytes hiredis consumed are accounted for by the requests' canonical sizes; hiredis
+refuses non-canonical lengths, so the sizes are exact unless an element is a simple string,
+big number or verbatim string, which hiredis returns as plain bytes too. Those start with
+'+', '(' or '='; a read holding none of these bytes is accounted for by the sizes alone,
+any other read is checked byte by byte where each request and argument must begin.
 """
 
 from __future__ import annotations
@@ -56,6 +62,10 @@ def unauthenticated_refusal(argv: list) -> str | None:
 
 
 _NEED_MORE = object()
+# Bytes that start the elements hiredis also returns as bytes but Redis refuses in a
+# request: a simple string ('+'), a big number ('(') and a verbatim string ('=').
+_PLUS, _PAREN, _EQUALS = 0x2B, 0x28, 0x3D
+_SUSPECT_SEARCH = re.compile(rb"[+(=]").search  # faster than three finds below ~100 bytes
 # Canonical encoded sizes: '*N\r\n' headers, and '$n\r\n' + n bytes + '\r\n' per argument.
 _MB_SIZE = [3 + len(b"%d" % n) for n in range(1024)]
 _BULK_SIZE = [n + 5 + len(b"%d" % n) for n in range(8192)]
@@ -69,6 +79,29 @@ def _encoded_size(argv: list) -> int:
         return _MB_SIZE[len(argv)] + sum(map(_BULK_SIZE.__getitem__, map(len, argv)))
     except IndexError:
         return 3 + len(b"%d" % len(argv)) + sum(len(a) + 5 + len(b"%d" % len(a)) for a in argv)
+
+
+def _canonical(requests: list, buf) -> bool:
+    """Whether ``buf`` starts with ``requests`` in canonical multibulk form: a '*' where each
+    request starts and a '$' where each argument starts, at the offsets their sizes give.
+    hiredis refuses non-canonical lengths ('$03'), so this proves every element a bulk
+    string: one of another type shifts the offsets after it, or sits where a '$' belongs."""
+    pos = 0
+    mb, bulk = _MB_SIZE, _BULK_SIZE
+    try:
+        for req in requests:
+            if buf[pos] != 0x2A:
+                return False
+            n = len(req)
+            pos += mb[n] if n < 1024 else 3 + len(b"%d" % n)
+            for arg in req:
+                if buf[pos] != 0x24:
+                    return False
+                n = len(arg)
+                pos += bulk[n] if n < 8192 else n + 5 + len(b"%d" % n)
+    except IndexError:  # the sizes run past the bytes
+        return False
+    return True
 
 
 def _strict_ll(s: bytes) -> int | None:
@@ -165,6 +198,7 @@ class _PyParser:
         self.limits = limits
         self.big: list | None = None  # arguments so far of a BIG_COUNT request, if one is open
         self.big_left = 0  # arguments it still needs
+        self.need = 0  # where the bulk argument the last parse stopped in ends (else 0)
 
     def parse(self, buf: bytes, pos: int, out: list, limit: int = -1) -> int:
         """Append complete requests from ``buf[pos:]`` to ``out``, at most ``limit`` of them
@@ -269,6 +303,7 @@ class _PyParser:
             raise ProtocolError("unauthenticated bulk length")
         start = nl + 2
         if len(buf) < start + size + 2:
+            self.need = start + size + 2
             return None
         return start, start + size + 2
 
@@ -287,8 +322,8 @@ class RequestReader:
     ``auth_required()`` (the client's view of the server config).
     """
 
-    __slots__ = ("_hi", "_chunks", "_consumed", "_py", "_limits", "_pybuf", "_gpos", "_gated",
-                 "_gate", "held")
+    __slots__ = ("_hi", "_chunks", "_fed", "_consumed", "_need", "_py", "_limits", "_pybuf",
+                 "_gpos", "_gated", "_gate", "held", "_suspect")
 
     def __init__(self, limits):
         self._limits = limits
@@ -301,7 +336,16 @@ class RequestReader:
         self._gpos = 0
         self._hi = hiredis.Reader()
         self._chunks: list[bytes] = []  # data fed since the hiredis buffer was last empty
+        self._fed = 0  # bytes in _chunks
         self._consumed = 0  # bytes of _chunks already returned as requests
+        # Pending bytes (after _consumed) before which no new header line can complete: the
+        # end of the bulk argument the last check stopped in. A request trickling in then
+        # costs no re-check per read.
+        self._need = 0
+        # Whether _chunks hold a '+', '(' or '=' byte: the requests hiredis completes are
+        # then checked byte by byte (``_canonical``) before they are trusted; without one,
+        # their sizes alone account for the bytes exactly.
+        self._suspect = False
         self._py = _PyParser(limits)
         self._pybuf: bytes | None = None  # pending bytes while in pure-Python mode
 
@@ -358,11 +402,15 @@ class RequestReader:
             # Before hiredis reads the header (see BIG_COUNT); a header split across reads
             # is still incomplete in hiredis, so nothing was allocated yet.
             chunks.append(data)
+            self._fed += len(data)
             return self._fallback(out)
         hi = self._hi
         hi.feed(data)
         start = len(out)
         chunks.append(data)
+        suspect = self._suspect or (
+            _SUSPECT_SEARCH(data) is not None if len(data) < 128 else
+            data.find(_PLUS) >= 0 or data.find(_PAREN) >= 0 or data.find(_EQUALS) >= 0)
         extra = 0  # bytes of '*0' / '*-1', which yield no request
         gets, put = hi.gets, out.append
         try:
@@ -404,10 +452,17 @@ class RequestReader:
             # keeping the requests before it (Redis runs those first).
             del out[start:]
             return self._fallback(out)
+        if suspect and new and (extra or not _canonical(
+                new, data if len(chunks) == 1 else b"".join(chunks)[self._consumed:])):
+            # An element that is no bulk string: the exact parser re-reads and reports it.
+            del out[start:]
+            return self._fallback(out)
         if consumed == len(data) and len(chunks) == 1:
             chunks.clear()  # the read ended on a request boundary: the usual case
             return out
-        pending = sum(map(len, chunks)) - self._consumed - consumed
+        self._fed += len(data)
+        self._suspect = suspect
+        pending = self._fed - self._consumed - consumed
         if pending < 0 or (pending and consumed
                            and self._byte_at(self._consumed + consumed) != 0x2A):
             # The count does not match the bytes: hiredis took an element shorter than its
@@ -417,15 +472,19 @@ class RequestReader:
             # stops at the error.
             del out[start:]
             return self._fallback(out)
-        self._consumed += consumed
+        if consumed:
+            self._consumed += consumed
+            self._need = 0
         if pending == 0:
             chunks.clear()
-            self._consumed = 0
+            self._fed = self._consumed = 0
+            self._suspect = False
         elif pending > INLINE_MAX + 8 and not hi.has_data():
             # Only a non-canonical encoding (e.g. '*02') can get the byte count wrong;
             # hiredis holds at most one header line then, so the accounting is reset.
             self._chunks.clear()
-            self._consumed = 0
+            self._fed = self._consumed = self._need = 0
+            self._suspect = False
         else:
             self._check_pending(pending)
         return out
@@ -454,16 +513,22 @@ class RequestReader:
         # hiredis happily waits for a 3 GB bulk; Redis rejects the header at once.
         if pending > self._limits.query_buffer_limit():
             raise ProtocolError("query buffer limit")
+        if pending < self._need:
+            return  # still inside the bulk argument the last check stopped in
         if pending <= 1 << 20 or len(self._chunks) <= 2:
-            self._py.parse(self._pending(), 0, [])  # a check only: hiredis has these bytes
-            self._py.big = None
+            py = self._py
+            py.need = 0
+            py.parse(self._pending(), 0, [])  # a check only: hiredis has these bytes
+            py.big = None
+            self._need = py.need
 
     def _take_from_hiredis(self) -> bytes:
         """The bytes hiredis holds but has not returned as requests; hiredis starts over."""
         data = self._pending()
         self._hi = hiredis.Reader()
         self._chunks.clear()
-        self._consumed = 0
+        self._fed = self._consumed = self._need = 0
+        self._suspect = False
         return data
 
     def _fallback(self, out: list) -> list:

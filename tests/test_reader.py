@@ -1,0 +1,101 @@
+"""The request reader on its own: whatever the split of a byte stream into reads, it yields
+the requests, and the protocol error, that the exact pure-Python parser finds in the whole
+stream at once.
+
+The reader takes hiredis's parse and accounts for the bytes by the requests' sizes; the
+streams here mix valid requests (multibulk, inline, empty) with elements hiredis also
+parses but Redis refuses, such as simple strings, verbatim strings and big numbers, which
+hiredis returns as plain bytes.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from streamd.protocol.reader import ProtocolError, RequestReader, _PyParser
+
+
+class _Limits:
+    def __init__(self, auth_required: bool):
+        self.auth = auth_required
+
+    def proto_max_bulk_len(self) -> int:
+        return 512 << 20
+
+    def query_buffer_limit(self) -> int:
+        return 1 << 30
+
+    def auth_required(self) -> bool:
+        return self.auth
+
+
+def _arg(rnd: random.Random) -> bytes:
+    kind = rnd.random()
+    if kind < 0.5:  # the bytes that matter to the parsers
+        return bytes(rnd.choice(b"ab*$:+-=(\r\n 09\"'") for _ in range(rnd.randrange(8)))
+    if kind < 0.8:
+        return rnd.randbytes(rnd.randrange(40))
+    return b"x" * rnd.choice([127, 128, 1023, 1024, 8191, 8192, 20000])
+
+
+def _valid(rnd: random.Random) -> bytes:
+    kind = rnd.random()
+    if kind < 0.7:
+        args = [_arg(rnd) for _ in range(rnd.randrange(1, 6))]
+        return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+    if kind < 0.8:
+        words = [bytes(rnd.choice(b"abcdef") for _ in range(rnd.randrange(1, 5)))
+                 for _ in range(rnd.randrange(1, 4))]
+        return b" ".join(words) + rnd.choice([b"\r\n", b"\n"])
+    if kind < 0.9:
+        return rnd.choice([b"*0\r\n", b"*-1\r\n", b"\r\n", b"\n", b"*1\r\n$0\r\n\r\n"])
+    return b"SET \"a b\" 'c'\r\n"
+
+
+_INVALID = (
+    b"*1\r\n+OK\r\n", b"*2\r\n$2\r\nab\r\n+0123456789\r\n", b"*1\r\n=7\r\ntxt:abc\r\n",
+    b"*1\r\n(12345\r\n", b"*1\r\n:1\r\n", b"*2\r\n$x\r\n", b"*abc\r\n", b"*1\r\n$-5\r\n",
+    b"*01\r\n$1\r\na\r\n", b"*1\r\n$03\r\nabc\r\n", b"*1\r\n$3\r\nabcd\r\n", b'"unbalanced\r\n',
+    b"*1\r\n*1\r\n$1\r\na\r\n", b"*1\r\n_\r\n", b"*1\r\n,1.5\r\n", b"*1\r\n#t\r\n",
+)
+
+
+def _whole(data: bytes, auth: bool):
+    out: list = []
+    try:
+        _PyParser(_Limits(auth)).parse(data, 0, out)
+    except ProtocolError as exc:
+        return out, str(exc)
+    return out, None
+
+
+def _split(data: bytes, cuts: list, auth: bool):
+    reader = RequestReader(_Limits(auth))
+    reader.set_gated(auth)
+    out: list = []
+    for lo, hi in zip([0, *cuts], [*cuts, len(data)]):
+        try:
+            out += reader.feed(data[lo:hi])
+            while reader.held:
+                out += reader.feed(b"")
+        except ProtocolError as exc:
+            return out + exc.requests, str(exc)
+    return out, None
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_any_split_reads_what_the_exact_parser_reads(seed):
+    rnd = random.Random(seed)
+    for _ in range(250):
+        parts = [_valid(rnd) for _ in range(rnd.randrange(1, 12))]
+        if rnd.random() < 0.4:
+            parts.insert(rnd.randrange(len(parts) + 1), rnd.choice(_INVALID))
+        data = b"".join(parts)
+        auth = rnd.random() < 0.2  # an unauthenticated client: one request per feed
+        if rnd.random() < 0.05:
+            cuts = list(range(1, len(data)))  # byte by byte
+        else:
+            cuts = sorted(rnd.sample(range(1, len(data)), min(rnd.randrange(6), len(data) - 1)))
+        assert _split(data, cuts, auth) == _whole(data, auth), (data, cuts, auth)
