@@ -28,6 +28,20 @@ def encode_request(*args) -> bytes:
     return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
 
 
+def dirty_changes(client, requests) -> list:
+    """``(argv, n)`` for each request run in order, n being what it added to INFO's
+    ``rdb_changes_since_last_save`` (compared with tables of what Redis adds)."""
+    def dirty():
+        return client.info("persistence")["rdb_changes_since_last_save"]
+
+    out = []
+    for argv in requests:
+        before = dirty()
+        client.execute_command(*argv)
+        out.append((argv, dirty() - before))
+    return out
+
+
 def pytest_addoption(parser):
     parser.addoption("--redis-url", default=None,
                      help="run the suite against this server instead of an in-process streamd")

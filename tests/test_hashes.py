@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 import redis
 
+from tests.conftest import dirty_changes
+
 RE = redis.ResponseError
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
@@ -323,15 +325,7 @@ _DIRTY_CASES = [
 
 
 def test_dirty_counter_per_hash_command(r):
-    def dirty():
-        return r.info("persistence")["rdb_changes_since_last_save"]
-
-    got = []
-    for argv, _ in _DIRTY_CASES:
-        before = dirty()
-        cmd(r, *argv)
-        got.append((argv, dirty() - before))
-    assert got == [(argv, n) for argv, n in _DIRTY_CASES]
+    assert dirty_changes(r, [argv for argv, _ in _DIRTY_CASES]) == _DIRTY_CASES
 
 
 @pytest.mark.parametrize("write", [

@@ -7,6 +7,8 @@ import time
 import pytest
 import redis
 
+from tests.conftest import dirty_changes
+
 
 def test_info_sections(r, call, target):
     info = r.info("server")
@@ -178,15 +180,7 @@ _DIRTY_CASES = [
 
 
 def test_dirty_counter_per_command(r):
-    def dirty():
-        return r.info("persistence")["rdb_changes_since_last_save"]
-
-    got = []
-    for argv, _ in _DIRTY_CASES:
-        before = dirty()
-        r.execute_command(*argv)
-        got.append((argv, dirty() - before))
-    assert got == [(argv, n) for argv, n in _DIRTY_CASES]
+    assert dirty_changes(r, [argv for argv, _ in _DIRTY_CASES]) == _DIRTY_CASES
 
 
 def test_dbsize_counts_expired_keys_nothing_touched(r, call):

@@ -252,6 +252,17 @@ def client_list(ctx, argv):
     return Verbatim("".join(client_line(c, now) + "\n" for c in clients))
 
 
+def _positive(arg: bytes, not_integer: str, not_positive: str) -> int:
+    """A CLIENT KILL filter's value that must be a positive integer, with its two errors."""
+    try:
+        value = parse_int(arg)
+    except CommandError:
+        raise CommandError(not_integer) from None
+    if value <= 0:
+        raise CommandError(not_positive)
+    return value
+
+
 @command("client|kill", -3, "slow", group="connection", since="2.4.0",
          summary="Terminates open connections.", complexity="O(N) where N is the number of client connections",
          args=(oneof("filter", string("ip:port"),
@@ -287,12 +298,8 @@ def client_kill(ctx, argv):
     for i in range(2, len(argv), 2):
         opt, val = argv[i].upper(), argv[i + 1]
         if opt == b"ID":
-            try:
-                want_id = parse_int(val)
-            except CommandError:
-                raise CommandError("ERR client-id should be greater than 0") from None
-            if want_id <= 0:
-                raise CommandError("ERR client-id should be greater than 0")
+            want_id = _positive(val, "ERR client-id should be greater than 0",
+                                "ERR client-id should be greater than 0")
         elif opt == b"ADDR":
             addr = val
         elif opt == b"LADDR":
@@ -310,12 +317,8 @@ def client_kill(ctx, argv):
             if val != b"default":  # the only user
                 raise CommandError(f"ERR No such user '{E._show(val)}'")
         elif opt == b"MAXAGE":
-            try:
-                maxage = parse_int(val)
-            except CommandError:
-                raise CommandError("ERR maxage is not an integer or out of range") from None
-            if maxage <= 0:
-                raise CommandError("ERR maxage should be greater than 0")
+            maxage = _positive(val, "ERR maxage is not an integer or out of range",
+                               "ERR maxage should be greater than 0")
         else:
             raise CommandError(E.SYNTAX)
     killed = 0
