@@ -385,3 +385,21 @@ def test_flushall_empties_every_database(call):
     assert call("FLUSHALL") == b"OK"
     call("SELECT", "1")
     assert call("DBSIZE") == 0
+
+
+def test_command_subcommands_count_in_their_own_commandstats_lines(r, raw):
+    # COMMAND runs alone and has subcommands: each counts under its own name, as the
+    # subcommands of any container do.
+    r.config_resetstat()
+    c = raw()
+    c.send(b"COMMAND DOCS GET\r\nCOMMAND COUNT\r\nCOMMAND FOO\r\nCOMMAND COUNT x\r\n")
+    c.read_reply()
+    assert c.read_reply().startswith(b":")
+    assert c.read_reply().startswith(b"-ERR unknown subcommand 'FOO'")
+    assert c.read_reply() == b"-ERR wrong number of arguments for 'command|count' command\r\n"
+    r.execute_command("COMMAND")
+    stats = r.info("commandstats")
+    got = {name: (s["calls"], s["rejected_calls"]) for name, s in stats.items()
+           if name.startswith("cmdstat_command")}
+    assert got == {"cmdstat_command": (1, 0), "cmdstat_command|count": (1, 1),
+                   "cmdstat_command|docs": (1, 0)}

@@ -239,31 +239,18 @@ def config_help(ctx, argv):
 
 @command("command", -1, "slow", group="server", since="2.8.13",
          summary="Returns detailed information about all commands.",
-         complexity="O(N) where N is the total number of Redis commands")
+         complexity="O(N) where N is the total number of Redis commands", alone=True)
 def command_(ctx, argv):
-    """COMMAND"""
-    if len(argv) > 1:  # the container form: COMMAND <sub>
-        return _command_sub(ctx, argv)
+    """COMMAND
+
+    Alone; ``COMMAND <subcommand>`` is dispatched to the subcommands below."""
     return [c.info() for c in TABLE.values()]
-
-
-_COMMAND_SUBS = {}
-
-
-def _command_sub(ctx, argv):
-    sub = _COMMAND_SUBS.get(argv[1].lower())
-    if sub is None:
-        raise CommandError(E.unknown_subcommand(argv[1], "command"))
-    handler, arity, name = sub
-    if not (len(argv) == arity if arity > 0 else len(argv) >= -arity):
-        raise CommandError(E.wrong_arity(f"command|{name}"))
-    return handler(ctx, argv)
 
 
 def _sub(name: str, arity: int, summary: str, since: str, args=()):
     def register(fn):
-        _COMMAND_SUBS[name.encode()] = (fn, arity, name)
-        # Registered for COMMAND DOCS/INFO; dispatch goes through the parent's handler.
+        # Not through ``command``: Redis files COMMAND's subcommands under the server
+        # group but the @connection category, which ``command`` would derive as @admin.
         from .table import Command
         parent = TABLE[b"command"]
         parent.subcommands[name.encode()] = Command(

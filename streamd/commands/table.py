@@ -10,7 +10,7 @@ Container commands (XGROUP, XINFO, CLIENT, CONFIG ...) are registered with
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 TABLE: dict[bytes, "Command"] = {}
@@ -111,6 +111,9 @@ class Command:
     replaced_by: str = ""
     subcommands: dict = field(default_factory=dict)
     parent: "Command | None" = None
+    # A container dispatch resolves without a subcommand argument: the command itself
+    # (COMMAND, which has subcommands and also runs alone; see ``command(alone=True)``).
+    bare: "Command | None" = None
     # Optional ``batch(ctx, requests, start, replies)``: runs the consecutive requests
     # from ``start`` that it can take as one unit (see ``batch_handler``).
     batch: Callable | None = None
@@ -200,7 +203,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             group: str = "generic", since: str = "1.0.0", summary: str = "",
             complexity: str = "", args: tuple = (), container: bool = False,
             doc_flags: tuple = (), keyword_keys: tuple = (), pure: bool = False,
-            deprecated: tuple = ()):
+            deprecated: tuple = (), alone: bool = False):
     """Register a command (or, with ``container=True``, a container of subcommands).
 
     Used as a decorator on the handler ``handler(ctx, argv) -> reply``; a container is
@@ -210,6 +213,9 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     are its reply and lazy expiry (no write, no blocking, no client state): a pipelined run
     of it is taken by one loop (``pure_batch``). ``deprecated`` is (deprecated since,
     replaced by), as Redis's command docs give them; it adds the ``deprecated`` doc flag.
+    ``alone`` marks a command that also has subcommands (COMMAND): dispatch resolves
+    ``COMMAND DOCS`` to its subcommand, as for any container, and ``COMMAND`` to itself, so
+    each counts in its own INFO commandstats line.
     """
     if keyword_keys:
         flags += " movablekeys"
@@ -246,7 +252,8 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             parent.subcommands[sub.encode()] = cmd
         else:
             TABLE[cmd.name.encode()] = cmd
-            DISPATCH[cmd.name.encode()] = DISPATCH[cmd.name.upper().encode()] = cmd
+            entry = replace(cmd, handler=None, bare=cmd) if alone else cmd
+            DISPATCH[cmd.name.encode()] = DISPATCH[cmd.name.upper().encode()] = entry
         if pure:
             # A run matches requests by their first argument, which names a container,
             # not its subcommand.

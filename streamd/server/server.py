@@ -184,11 +184,14 @@ class Server:
                 return self._reject(client, E.unknown_command(name, argv[1:]), None)
         if cmd.handler is None:  # container: resolve the subcommand
             if len(argv) < 2:
-                return self._reject(client, E.wrong_arity(cmd.name), cmd)
-            sub = cmd.subcommands.get(argv[1].lower())
-            if sub is None:
-                return self._reject(client, E.unknown_subcommand(argv[1], cmd.name), cmd)
-            cmd = sub
+                if cmd.bare is None:
+                    return self._reject(client, E.wrong_arity(cmd.name), cmd)
+                cmd = cmd.bare
+            else:
+                sub = cmd.subcommands.get(argv[1].lower())
+                if sub is None:
+                    return self._reject(client, E.unknown_subcommand(argv[1], cmd.name), cmd)
+                cmd = sub
         arity = cmd.arity
         if (len(argv) != arity) if arity > 0 else (len(argv) < -arity):
             return self._reject(client, E.wrong_arity(cmd.name), cmd)
