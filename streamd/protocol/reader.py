@@ -66,9 +66,21 @@ _NEED_MORE = object()
 # request: a simple string ('+'), a big number ('(') and a verbatim string ('=').
 _PLUS, _PAREN, _EQUALS = 0x2B, 0x28, 0x3D
 _SUSPECT_SEARCH = re.compile(rb"[+(=]").search  # faster than three finds below ~100 bytes
-# Canonical encoded sizes: '*N\r\n' headers, and '$n\r\n' + n bytes + '\r\n' per argument.
-_MB_SIZE = [3 + len(b"%d" % n) for n in range(1024)]
-_BULK_SIZE = [n + 5 + len(b"%d" % n) for n in range(8192)]
+
+
+def _header_size(n: int) -> int:
+    """Bytes of a canonical multibulk header ('*', n, CRLF)."""
+    return 3 + len(b"%d" % n)
+
+
+def _bulk_size(n: int) -> int:
+    """Bytes of a canonical bulk argument of n bytes ('$', n, CRLF, the bytes, CRLF)."""
+    return n + 5 + len(b"%d" % n)
+
+
+# The same sizes, looked up for the common counts and lengths.
+_MB_SIZE = [_header_size(n) for n in range(1024)]
+_BULK_SIZE = [_bulk_size(n) for n in range(8192)]
 _MB_AT, _BULK_AT, _BLEN, _chain = (_MB_SIZE.__getitem__, _BULK_SIZE.__getitem__, bytes.__len__,
                                    chain.from_iterable)
 
@@ -78,7 +90,7 @@ def _encoded_size(argv: list) -> int:
     try:
         return _MB_SIZE[len(argv)] + sum(map(_BULK_SIZE.__getitem__, map(len, argv)))
     except IndexError:
-        return 3 + len(b"%d" % len(argv)) + sum(len(a) + 5 + len(b"%d" % len(a)) for a in argv)
+        return _header_size(len(argv)) + sum(map(_bulk_size, map(len, argv)))
 
 
 def _canonical(requests: list, buf) -> bool:
@@ -93,12 +105,12 @@ def _canonical(requests: list, buf) -> bool:
             if buf[pos] != 0x2A:
                 return False
             n = len(req)
-            pos += mb[n] if n < 1024 else 3 + len(b"%d" % n)
+            pos += mb[n] if n < 1024 else _header_size(n)
             for arg in req:
                 if buf[pos] != 0x24:
                     return False
                 n = len(arg)
-                pos += bulk[n] if n < 8192 else n + 5 + len(b"%d" % n)
+                pos += bulk[n] if n < 8192 else _bulk_size(n)
     except IndexError:  # the sizes run past the bytes
         return False
     return True
