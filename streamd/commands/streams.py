@@ -83,13 +83,13 @@ def default_trim_limit(ctx) -> int:
     return min(limit, TRIM_LIMIT_MAX)
 
 
-def strategy_hooks(s: Stream, strategy: bytes) -> dict:
-    """``Stream.trim`` keyword arguments implementing a KEEPREF / DELREF / ACKED strategy."""
+def strategy_hooks(s: Stream, strategy: bytes) -> tuple:
+    """``Stream.trim``'s ``(keep, on_delete)`` for a KEEPREF / DELREF / ACKED strategy."""
     if strategy == ACKED:
-        return {"keep": lambda sid: is_referenced(s, sid)}
+        return lambda sid: is_referenced(s, sid), None
     if strategy == DELREF:
-        return {"on_delete": lambda sid: drop_references(s, sid)}
-    return {}
+        return None, lambda sid: drop_references(s, sid)
+    return None, None
 
 
 def new_idmp_state(ctx):
@@ -248,10 +248,9 @@ def _idmp_only(argv: list[bytes], opt: bytes) -> AddTrimArgs | None:
 
 
 def _trim(ctx, s: Stream, a: AddTrimArgs) -> int:
-    if a.strategy == KEEPREF:
-        return s.trim(maxlen=a.maxlen, minid=a.minid, approx=a.approx, limit=a.limit)
-    return s.trim(maxlen=a.maxlen, minid=a.minid, approx=a.approx, limit=a.limit,
-                  **strategy_hooks(s, a.strategy))
+    keep, on_delete = strategy_hooks(s, a.strategy)
+    return s.trim(maxlen=a.maxlen, minid=a.minid, approx=a.approx, limit=a.limit, keep=keep,
+                  on_delete=on_delete)
 
 
 # --- XADD ----------------------------------------------------------------------------------
