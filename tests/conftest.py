@@ -28,17 +28,19 @@ def encode_request(*args) -> bytes:
     return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
 
 
-def dirty_changes(client, requests) -> list:
-    """``(argv, n)`` for each request run in order, n being what it added to INFO's
-    ``rdb_changes_since_last_save`` (compared with tables of what Redis adds)."""
-    def dirty():
-        return client.info("persistence")["rdb_changes_since_last_save"]
+def dirty(client) -> int:
+    """INFO's ``rdb_changes_since_last_save``: the writes counted since the last save."""
+    return client.info("persistence")["rdb_changes_since_last_save"]
 
+
+def dirty_changes(client, requests) -> list:
+    """``(argv, n)`` for each request run in order, n being what it added to ``dirty``
+    (compared with tables of what Redis adds)."""
     out = []
     for argv in requests:
-        before = dirty()
+        before = dirty(client)
         client.execute_command(*argv)
-        out.append((argv, dirty() - before))
+        out.append((argv, dirty(client) - before))
     return out
 
 

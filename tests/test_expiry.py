@@ -8,6 +8,8 @@ import time
 import pytest
 import redis
 
+from tests.conftest import dirty
+
 RE = redis.ResponseError
 LLONG_MAX = 2**63 - 1
 
@@ -217,10 +219,6 @@ def test_active_expiry_in_another_db(r):
 
 
 
-def _dirty(r):
-    return r.info("persistence")["rdb_changes_since_last_save"]
-
-
 def test_expiry_is_not_a_change_for_the_dirty_counter(r):
     """A key removed by its TTL, on access or by the periodic cycle, counts as expired but
     adds nothing to rdb_changes_since_last_save (Redis 7.0.15: +0 either way)."""
@@ -228,12 +226,12 @@ def test_expiry_is_not_a_change_for_the_dirty_counter(r):
     r.mset({f"k{i}": i for i in range(20)})
     for i in range(20):
         r.pexpire(f"k{i}", 1)
-    before, expired = _dirty(r), r.info("stats")["expired_keys"]
+    before, expired = dirty(r), r.info("stats")["expired_keys"]
     time.sleep(0.05)
     assert r.get("lazy") is None  # removed now, or already by the cycle
     assert wait_for(lambda: r.dbsize() == 0, timeout=2.0)
     assert r.info("stats")["expired_keys"] - expired == 21
-    assert _dirty(r) == before
+    assert dirty(r) == before
 
 # --- WATCH and expiry --------------------------------------------------------------------
 

@@ -12,6 +12,8 @@ import time
 import pytest
 import redis
 
+from tests.conftest import dirty
+
 NOGROUP_READ = "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option"
 
 
@@ -971,18 +973,15 @@ def test_xdelex_delref_clears_references_to_an_entry_already_gone(r, call):
 
 
 def test_dirty_counter_counts_group_writes(r, call):
-    def dirty():
-        return r.info("persistence")["rdb_changes_since_last_save"]
-
     fill(r)
     call("XGROUP", "CREATE", "s", "g", "0")
     call("XGROUP", "CREATECONSUMER", "s", "g", "c")
-    before = dirty()
+    before = dirty(r)
     call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")  # 3 entries, one change
-    assert dirty() == before + 1
-    before = dirty()
+    assert dirty(r) == before + 1
+    before = dirty(r)
     call("XACK", "s", "g", "1-0", "2-0")
-    assert dirty() == before + 2
+    assert dirty(r) == before + 2
 
 
 @pytest.mark.min_redis("8.4")

@@ -13,6 +13,8 @@ import time
 import pytest
 import redis
 
+from tests.conftest import dirty
+
 from streamd.idmp import auto_iid
 
 pytestmark = pytest.mark.min_redis("8.6")
@@ -415,10 +417,6 @@ def test_xcfgset_redis_py(r):
     assert (info["idmp-duration"], info["idmp-maxsize"]) == (5, 7)
 
 
-def _dirty(r) -> int:
-    return r.info("persistence")["rdb_changes_since_last_save"]
-
-
 @pytest.mark.min_redis("8.6.2")
 def test_duplicate_is_a_write_for_watch_and_dirty(r, make_client):
     """Since 8.6.2 a duplicate marks the key modified and counts as a change: WATCH fails
@@ -433,16 +431,16 @@ def test_duplicate_is_a_write_for_watch_and_dirty(r, make_client):
         p.xlen("s")
         with pytest.raises(redis.WatchError):
             p.execute()
-    before = _dirty(r)
+    before = dirty(r)
     other.execute_command("XADD", "s", "IDMP", "p", "i1", "*", "f", "v")
-    assert _dirty(r) - before == 1
-    before = _dirty(r)
+    assert dirty(r) - before == 1
+    before = dirty(r)
     with other.pipeline(transaction=False) as p:  # one read: new, duplicate, new, duplicate
         for iid in ("i2", "i1", "i3", "i2"):
             p.execute_command("XADD", "s", "IDMP", "p", iid, "*", "f", "v")
         replies = p.execute()
     assert (replies[1], replies[3]) == (first, replies[0])
-    assert _dirty(r) - before == 4
+    assert dirty(r) - before == 4
     assert r.xlen("s") == 3
 
 

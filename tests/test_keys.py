@@ -7,6 +7,8 @@ import time
 import pytest
 import redis
 
+from tests.conftest import dirty
+
 RE = redis.ResponseError
 
 
@@ -322,19 +324,16 @@ def test_swapdb(r):
 
 
 def test_swapdb_counts_one_change_even_for_the_same_index(r):
-    def dirty():
-        return r.info("persistence")["rdb_changes_since_last_save"]
-
-    before = dirty()
+    before = dirty(r)
     assert r.swapdb(0, 1) is True
-    assert dirty() - before == 1
-    before = dirty()
+    assert dirty(r) - before == 1
+    before = dirty(r)
     assert r.swapdb(2, 2) is True  # nothing moves, yet Redis counts it
-    assert dirty() - before == 1
-    before = dirty()
+    assert dirty(r) - before == 1
+    before = dirty(r)
     with pytest.raises(redis.ResponseError):
         r.swapdb(0, 99)
-    assert dirty() == before
+    assert dirty(r) == before
 
 
 def test_swapdb_errors(r):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import pytest
 import redis
 
+from tests.conftest import dirty
+
 MAXID = "18446744073709551615-18446744073709551615"
 INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -517,20 +519,17 @@ def test_xdel_wrongtype(call, werr):
 
 
 def test_xdel_and_xtrim_count_each_deleted_entry_as_a_change(r, call):
-    def dirty():
-        return r.info("persistence")["rdb_changes_since_last_save"]
-
     fill(call, n=6)
-    before = dirty()
+    before = dirty(r)
     assert call("XDEL", "s", "1-0", "2-0", "3-0", "9-0") == 3
-    assert dirty() - before == 3
-    before = dirty()
+    assert dirty(r) - before == 3
+    before = dirty(r)
     assert call("XTRIM", "s", "MAXLEN", "1") == 2
-    assert dirty() - before == 2
-    before = dirty()
+    assert dirty(r) - before == 2
+    before = dirty(r)
     assert call("XDEL", "s", "9-0") == 0
     assert call("XTRIM", "s", "MAXLEN", "5") == 0
-    assert dirty() == before  # nothing deleted, nothing changed
+    assert dirty(r) == before  # nothing deleted, nothing changed
 
 
 # --- XDELEX (8.2) ---------------------------------------------------------------------------
