@@ -402,10 +402,24 @@ def test_client_info_is_one_line_ending_in_a_newline(r):
     (("ID",), "^syntax error$"),
     (("ID", "x"), "^Invalid client ID$"),
     (("BOGUS", "1"), "^syntax error$"),
+    (("TYPE", "BoGus"), "^Unknown client type 'BoGus'$"),
+    # One filter at most: TYPE takes exactly one value and cannot be followed by ID.
+    (("TYPE", "normal", "ID", "1"), "^syntax error$"),
+    (("TYPE", "normal", "TYPE", "normal"), "^syntax error$"),
+    # After ID every argument is an ID, so a TYPE there is an invalid ID.
+    (("ID", "1", "TYPE", "normal"), "^Invalid client ID$"),
 ])
 def test_client_list_errors(r, args, error):
     with pytest.raises(redis.ResponseError, match=error):
         r.execute_command("CLIENT", "LIST", *args)
+
+
+def test_client_list_ids_in_the_order_given(r, make_client):
+    other = make_client()
+    me, them = r.client_id(), other.client_id()
+    got = r.execute_command("CLIENT", "LIST", "ID", str(them), "999999999", str(me), str(them))
+    assert [_client_fields(line + b"\n")["id"] for line in got.splitlines()] == \
+        [str(them), str(me), str(them)]
 
 
 def test_client_list_by_type(r):

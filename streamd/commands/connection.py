@@ -228,26 +228,28 @@ def client_info(ctx, argv):
                integer("client-id", token="ID", optional=True, multiple=True)))
 def client_list(ctx, argv):
     """CLIENT LIST [TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]"""
+    # Redis 7.0 takes one filter or none: TYPE with exactly one value, or ID with one or
+    # more; anything else (TYPE and ID together included) is a syntax error.
     clients = list(ctx.server.clients.values())
-    args = Args(argv, 2)
-    while not args.done:
-        opt = args.next().upper()
-        if opt == b"TYPE" and not args.done:
-            kind = args.next().lower()
-            if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
-                raise CommandError(f"ERR Unknown client type '{E._show(kind)}'")
-            if kind != b"normal":
-                clients = []
-        elif opt == b"ID" and not args.done:
-            ids = set()
-            for a in args.rest():
-                try:
-                    ids.add(parse_int(a))
-                except CommandError:
-                    raise CommandError("ERR Invalid client ID") from None
-            clients = [c for c in clients if c.id in ids]
-        else:
-            raise CommandError(E.SYNTAX)
+    if len(argv) == 4 and argv[2].upper() == b"TYPE":
+        kind = argv[3].lower()
+        if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
+            raise CommandError(f"ERR Unknown client type '{E._show(argv[3])}'")
+        if kind != b"normal":
+            clients = []
+    elif len(argv) > 3 and argv[2].upper() == b"ID":
+        by_id = {c.id: c for c in clients}
+        clients = []
+        for a in argv[3:]:
+            try:
+                cid = parse_int(a)
+            except CommandError:
+                raise CommandError("ERR Invalid client ID") from None
+            # One line per ID given, in the order given, as Redis writes them.
+            if cid in by_id:
+                clients.append(by_id[cid])
+    elif len(argv) != 2:
+        raise CommandError(E.SYNTAX)
     now = time.time()
     return Verbatim("".join(client_line(c, now) + "\n" for c in clients))
 
