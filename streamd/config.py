@@ -120,12 +120,11 @@ _p("io-threads", 1, _int_range(1, 128), mutable=False)
 _p("lazyfree-lazy-user-del", False, _yesno)
 _p("lazyfree-lazy-user-flush", False, _yesno)
 _p("busy-reply-threshold", 5000, _int_range(0, LLONG_MAX))
-_p("lua-time-limit", 5000, _int_range(0, LLONG_MAX))
 _p("slowlog-log-slower-than", 10000, _int_range(-1, LLONG_MAX))
 _p("slowlog-max-len", 128, _int_range(0, LLONG_MAX))
 _p("latency-tracking", True, _yesno)
 _p("list-max-listpack-size", -2, _int_range(-5, LLONG_MAX))
-_p("hash-max-listpack-entries", 128, _int_range(0, LLONG_MAX))
+_p("hash-max-listpack-entries", 512, _int_range(0, LLONG_MAX))
 _p("hash-max-listpack-value", 64, _int_range(0, LLONG_MAX))
 _p("active-expire-effort", 1, _int_range(1, 10))
 _p("always-show-logo", False, _yesno, mutable=False)
@@ -163,12 +162,16 @@ class Config:
             raise ConfigError("can't set immutable config")
         self.values[name] = param.parse(text)
 
-    def match(self, pattern: str) -> list[tuple[str, str]]:
-        pattern = pattern.lower()
-        name = ALIASES.get(pattern, pattern)
-        if name in PARAMS:
-            return [(name, _fmt(self.values[name]))]
-        return [(n, _fmt(v)) for n, v in self.values.items() if fnmatch.fnmatchcase(n, pattern)]
+    def names(self):
+        """Every name CONFIG GET can report: the parameters, then their old aliases."""
+        yield from PARAMS
+        yield from ALIASES
+
+    def lookup(self, name: str) -> str | None:
+        """The value of a parameter named by itself or an alias (any case), as text."""
+        name = name.lower()
+        name = ALIASES.get(name, name)
+        return _fmt(self.values[name]) if name in PARAMS else None
 
     def rewrite(self) -> None:
         """Write the non-default values back to the config file (CONFIG REWRITE)."""

@@ -412,6 +412,7 @@ def test_object_encoding_of_strings(r):
 
 
 def test_object_encoding_of_hashes(r):
+    saved = r.config_get("hash-max-listpack-entries")["hash-max-listpack-entries"]
     r.config_set("hash-max-listpack-entries", 2)
     try:
         r.hset("h", mapping={"a": 1, "b": 2})
@@ -421,7 +422,7 @@ def test_object_encoding_of_hashes(r):
         r.hdel("h", "c")  # no way back
         assert r.object("encoding", "h") == b"hashtable"
     finally:
-        r.config_set("hash-max-listpack-entries", 128)
+        r.config_set("hash-max-listpack-entries", saved)
     r.hset("long", "f", "x" * 65)
     assert r.object("encoding", "long") == b"hashtable"
     r.hset("short", "f", "x" * 64)

@@ -297,6 +297,43 @@ def test_config_get_several_patterns(call):
         b"stream-node-max-bytes": b"4096"}
 
 
+def _pairs(reply) -> dict:
+    return dict(zip(reply[::2], reply[1::2]))
+
+
+@pytest.mark.parametrize("args, expected", [
+    # A plain name is echoed as sent, case kept, alias or not.
+    (("hash-max-ziplist-entries",), {b"hash-max-ziplist-entries": b"512"}),
+    (("HASH-MAX-listpack-ENTRIES",), {b"HASH-MAX-listpack-ENTRIES": b"512"}),
+    (("lua-time-limit",), {b"lua-time-limit": b"5000"}),
+    (("Stream-Node-Max-Entries",), {b"Stream-Node-Max-Entries": b"100"}),
+    # An alias and its parameter are two names: both reported.
+    (("lua-time-limit", "busy-reply-threshold"),
+     {b"lua-time-limit": b"5000", b"busy-reply-threshold": b"5000"}),
+    (("hash-max-listpack-entries", "hash-max-ziplist-entries"),
+     {b"hash-max-listpack-entries": b"512", b"hash-max-ziplist-entries": b"512"}),
+    # Patterns reach aliases too, and report names in their own (lower) case.
+    (("hash-max-ziplist*",),
+     {b"hash-max-ziplist-entries": b"512", b"hash-max-ziplist-value": b"64"}),
+    (("HASH-MAX-*-ENTRIES",),
+     {b"hash-max-listpack-entries": b"512", b"hash-max-ziplist-entries": b"512"}),
+    (("list-max-*",), {b"list-max-listpack-size": b"-2", b"list-max-ziplist-size": b"-2"}),
+    # A name asked twice (in any case, or also matched by a pattern) is reported once,
+    # under the spelling that came first.
+    (("hz", "HZ", "Hz"), {b"hz": b"10"}),
+    (("HZ", "h[z]"), {b"HZ": b"10"}),
+    (("h?", "HZ"), {b"hz": b"10"}),
+    (("nosuch", "hz", "no-such-*"), {b"hz": b"10"}),
+])
+def test_config_get_names_as_redis_echoes_them(call, args, expected):
+    assert _pairs(call("CONFIG", "GET", *args)) == expected
+
+
+def test_config_get_alias_in_resp3_is_a_map(call):
+    assert call.resp3("CONFIG", "GET", "lua-time-limit", "busy*") == {
+        b"lua-time-limit": b"5000", b"busy-reply-threshold": b"5000"}
+
+
 @pytest.mark.parametrize("args, error", [
     (("hz", "10", "hz", "11"),
      r"^CONFIG SET failed \(possibly related to argument 'hz'\) - duplicate parameter$"),

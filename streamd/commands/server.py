@@ -160,12 +160,25 @@ command("config", -2, "slow", group="server", since="2.0.0",
          complexity="O(N) when N is the number of configuration parameters provided",
          args=(string("parameter", multiple=True),))
 def config_get(ctx, argv):
-    """CONFIG GET parameter [parameter ...]"""
-    out = {}
+    """CONFIG GET parameter [parameter ...]
+
+    As Redis 7.0 does: a name without glob characters is echoed as sent (case kept) and an
+    alias is reported under the alias, not the parameter it stands for; a pattern is matched
+    (ignoring case) against parameter and alias names alike. One entry per name, compared
+    without case, the first kept.
+    """
+    found: dict[bytes, tuple[bytes, bytes]] = {}
     for pat in argv[2:]:
-        for name, value in ctx.config.match(pat.decode("utf-8", "replace")):
-            out[name.encode()] = value.encode()
-    return Map(list(out.items()))
+        if not any(c in pat for c in b"[*?"):
+            value = ctx.config.lookup(pat.decode("utf-8", "replace"))
+            if value is not None and pat.lower() not in found:
+                found[pat.lower()] = (pat, value.encode())
+            continue
+        for name in ctx.config.names():
+            bname = name.encode()
+            if bname not in found and glob_match(pat, bname, nocase=True):
+                found[bname] = (bname, ctx.config.lookup(name).encode())
+    return Map(list(found.values()))
 
 
 @command("config|set", -4, "slow", group="server", since="2.0.0",
