@@ -7,7 +7,7 @@ import time
 import pytest
 import redis
 
-from tests.conftest import dirty, dirty_changes
+from tests.conftest import dirty, dirty_changes, encode_request
 
 
 def test_info_sections(r, call, target):
@@ -361,6 +361,92 @@ def test_command_info_and_docs_without_names_cover_every_command(call):
     assert list(docs) == [b"get", b"xadd"]
 
 
+def _resp3(raw):
+    c = raw()
+    c.send(encode_request("HELLO", "3"))
+    c.read_reply()
+    return c
+
+
+def _key_spec(flags: bytes, index: int, lastkey: int, keystep: int = 1) -> bytes:
+    return (b"%3\r\n$5\r\nflags\r\n" + flags +
+            b"$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n"
+            b"$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:" + b"%d" % index + b"\r\n"
+            b"$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+            b"%3\r\n$7\r\nlastkey\r\n:" + b"%d" % lastkey + b"\r\n$7\r\nkeystep\r\n:" +
+            b"%d" % keystep + b"\r\n$5\r\nlimit\r\n:0\r\n")
+
+
+def test_command_info_resp3_shape(raw):
+    """Flags and categories are sets of simple strings in Redis's bit order, tips a set,
+    key specs a set of maps, and no subcommands an empty set."""
+    c = _resp3(raw)
+    c.send(encode_request("COMMAND", "INFO", "xlen", "nosuch", "rename"))
+    assert c.read_reply() == (
+        b"*3\r\n"
+        b"*10\r\n$4\r\nxlen\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"
+        b"~3\r\n+@read\r\n+@stream\r\n+@fast\r\n~0\r\n~1\r\n" +
+        _key_spec(b"~1\r\n+RO\r\n", 1, 0) + b"~0\r\n"
+        b"_\r\n"
+        b"*10\r\n$6\r\nrename\r\n:3\r\n~1\r\n+write\r\n:1\r\n:2\r\n:1\r\n"
+        b"~3\r\n+@keyspace\r\n+@write\r\n+@slow\r\n~0\r\n~2\r\n" +
+        _key_spec(b"~3\r\n+RW\r\n+access\r\n+delete\r\n", 1, 0) +
+        _key_spec(b"~2\r\n+OW\r\n+update\r\n", 2, 0) + b"~0\r\n")
+
+
+def test_command_info_resp2_flags_are_simple_strings(raw):
+    c = raw()
+    c.send(encode_request("COMMAND", "INFO", "get"))
+    reply = c.read_reply()
+    assert reply.startswith(b"*1\r\n*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n"
+                            b":1\r\n:1\r\n:1\r\n*3\r\n+@read\r\n+@string\r\n+@fast\r\n*0\r\n*1\r\n"
+                            b"*6\r\n$5\r\nflags\r\n*2\r\n+RO\r\n+access\r\n")
+
+
+def test_command_info_of_a_container_lists_subcommands(call):
+    # (The client library turns RESP3 sets into lists; the bytes are checked above.)
+    info = call.resp3("COMMAND", "INFO", "xinfo")[0]
+    assert info[:2] == [b"xinfo", -2] and list(info[2]) == [] and list(info[6]) == [b"@slow"]
+    subs = {sub[0]: sub for sub in info[9]}
+    assert set(subs) >= {b"xinfo|stream", b"xinfo|groups", b"xinfo|consumers", b"xinfo|help"}
+    stream = subs[b"xinfo|stream"]
+    assert list(stream[2]) == [b"readonly"] and list(stream[6]) == [b"@read", b"@stream", b"@slow"]
+    [spec] = stream[8]
+    assert list(spec[b"flags"]) == [b"RO", b"access"]
+    assert spec[b"begin_search"] == {b"type": b"index", b"spec": {b"index": 2}}
+    assert spec[b"find_keys"] == {b"type": b"range",
+                                  b"spec": {b"lastkey": 0, b"keystep": 1, b"limit": 0}}
+
+
+def test_command_docs_argument_flags_are_a_set_in_resp3(raw):
+    c = _resp3(raw)
+    c.send(encode_request("COMMAND", "DOCS", "xinfo|stream"))
+    reply = c.read_reply()
+    assert b"$5\r\nflags\r\n~1\r\n+optional\r\n" in reply
+    assert b"$5\r\nflags\r\n*" not in reply
+
+
+def test_command_list_names_subcommands_after_their_container(call):
+    names = call("COMMAND", "LIST")
+    assert b"xgroup|create" in names and b"config|get" in names and b"command|info" in names
+    assert names.index(b"xgroup") < names.index(b"xgroup|create")
+    assert len(names) > call("COMMAND", "COUNT")
+
+
+@pytest.mark.parametrize("args, present, absent", [
+    # Containers are only @slow, so a data category lists their subcommands alone.
+    (("ACLCAT", "stream"), {b"xadd", b"xgroup|create", b"xinfo|stream"}, {b"xgroup", b"xinfo"}),
+    (("ACLCAT", "STREAM"), {b"xgroup|setid"}, {b"xgroup"}),
+    (("ACLCAT", "slow"), {b"xgroup", b"xinfo", b"config", b"xgroup|create"}, {b"xadd"}),
+    (("PATTERN", "xgroup*"), {b"xgroup", b"xgroup|create", b"xgroup|destroy"}, {b"xadd"}),
+    (("PATTERN", "XGROUP|*"), {b"xgroup|create", b"xgroup|help"}, {b"xgroup"}),
+    (("PATTERN", "config|get"), {b"config|get"}, {b"config"}),
+])
+def test_command_list_filters_see_subcommands(call, args, present, absent):
+    got = set(call("COMMAND", "LIST", "FILTERBY", *args))
+    assert present <= got and not absent & got
+
+
 @pytest.mark.parametrize("args, want, unwanted", [
     (("FILTERBY", "PATTERN", "XAD*"), [b"xadd"], None),
     (("FILTERBY", "ACLCAT", "stream"), None, b"get"),
@@ -382,6 +468,28 @@ def test_command_list_filters(call, args, want, unwanted):
     (("COMMAND", "GETKEYS", "nosuch", "a"), "^Invalid command specified$"),
     (("COMMAND", "GETKEYS", "set", "a"), "^Invalid number of arguments specified for command$"),
     (("COMMAND", "GETKEYS", "ping", "x"), "^The command has no key arguments$"),
+    # COMMAND GETKEYS[ANDFLAGS] needs a command and at least one argument (arity -4).
+    (("COMMAND", "GETKEYS"), r"^wrong number of arguments for 'command\|getkeys' command$"),
+    (("COMMAND", "GETKEYS", "xadd"),
+     r"^wrong number of arguments for 'command\|getkeys' command$"),
+    (("COMMAND", "GETKEYS", "ping"),
+     r"^wrong number of arguments for 'command\|getkeys' command$"),
+    (("COMMAND", "GETKEYSANDFLAGS", "get"),
+     r"^wrong number of arguments for 'command\|getkeysandflags' command$"),
+    (("COMMAND", "GETKEYS", "xadd", "k"), "^Invalid number of arguments specified for command$"),
+    # Keyless before arity: EXEC takes no arguments, yet the complaint is about keys.
+    (("COMMAND", "GETKEYS", "exec", "x"), "^The command has no key arguments$"),
+    (("COMMAND", "GETKEYS", "keys", "*"), "^The command has no key arguments$"),
+    (("COMMAND", "GETKEYS", "config", "get", "x"), "^The command has no key arguments$"),
+    # A container's unknown subcommand, and a container|sub name, are no command at all.
+    (("COMMAND", "GETKEYS", "xgroup", "nosuch", "k"), "^Invalid command specified$"),
+    (("COMMAND", "GETKEYS", "xinfo|stream", "k"), "^Invalid command specified$"),
+    (("COMMAND", "GETKEYSANDFLAGS", "nosuch", "a", "b"), "^Invalid command specified$"),
+    # Enough arguments, but no STREAMS keyword to find the keys after.
+    (("COMMAND", "GETKEYS", "xread", "count", "1", "block"),
+     "^Invalid arguments specified for command$"),
+    (("COMMAND", "GETKEYSANDFLAGS", "xreadgroup", "group", "g", "c", "count", "1", "block", "1"),
+     "^Invalid arguments specified for command$"),
     (("FLUSHALL", "SYNC", "ASYNC"), "^syntax error$"),
     (("FLUSHDB", "ASYNC", "SYNC"), "^syntax error$"),
     (("FUNCTION", "FLUSH", "BOGUS"), r"^FUNCTION FLUSH only supports SYNC\|ASYNC option$"),
@@ -392,6 +500,37 @@ def test_command_list_filters(call, args, want, unwanted):
 def test_server_command_errors(call, args, error):
     with pytest.raises(redis.ResponseError, match=error):
         call(*args)
+
+
+@pytest.mark.parametrize("args, expected", [
+    (("xadd", "k", "*", "f", "v"), [[b"k", [b"RW", b"update"]]]),
+    (("xread", "count", "1", "streams", "a", "b", "0", "0"),
+     [[b"a", [b"RO", b"access"]], [b"b", [b"RO", b"access"]]]),
+    (("xreadgroup", "group", "g", "c", "streams", "a", ">"), [[b"a", [b"RO", b"access"]]]),
+    (("xgroup", "create", "k", "g", "$"), [[b"k", [b"RW", b"insert"]]]),
+    (("xgroup", "destroy", "k", "g"), [[b"k", [b"RW", b"delete"]]]),
+    (("xautoclaim", "k", "g", "c", "0", "0"), [[b"k", [b"RW", b"delete"]]]),
+    (("xlen", "k"), [[b"k", [b"RO"]]]),
+    (("xinfo", "stream", "k"), [[b"k", [b"RO", b"access"]]]),
+    (("del", "a", "b"), [[b"a", [b"RM", b"delete"]], [b"b", [b"RM", b"delete"]]]),
+    # Each key its own spec: the source is read and deleted, the destination overwritten.
+    (("rename", "a", "b"), [[b"a", [b"RW", b"access", b"delete"]], [b"b", [b"OW", b"update"]]]),
+    (("copy", "a", "b"), [[b"a", [b"RO", b"access"]], [b"b", [b"OW", b"update"]]]),
+    (("mset", "a", "1", "b", "2"), [[b"a", [b"OW", b"update"]], [b"b", [b"OW", b"update"]]]),
+    # SET's flags depend on its arguments: GET reads the old value.
+    (("set", "k", "v"), [[b"k", [b"OW", b"update"]]]),
+    (("set", "k", "v", "nx", "get"), [[b"k", [b"RW", b"access", b"update"]]]),
+])
+def test_command_getkeysandflags(call, args, expected):
+    assert call("COMMAND", "GETKEYSANDFLAGS", *args) == expected
+
+
+def test_command_getkeysandflags_flags_are_a_set_in_resp3(raw):
+    c = raw()
+    c.send(encode_request("HELLO", "3"))
+    c.read_reply()
+    c.send(encode_request("COMMAND", "GETKEYSANDFLAGS", "xack", "k", "g", "0-1"))
+    assert c.read_reply() == b"*1\r\n*2\r\n$1\r\nk\r\n~2\r\n+RW\r\n+update\r\n"
 
 
 def test_command_getkeys_of_a_subcommand(call):

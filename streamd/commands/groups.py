@@ -128,7 +128,8 @@ def _need_group(s, g, argv):
     return g
 
 
-@command("XGROUP|CREATE", -5, "write denyoom", (2, 2, 1), group="stream", since="5.0.0",
+@command("XGROUP|CREATE", -5, "write denyoom", (2, 2, 1),
+         key_flags="RW insert", group="stream", since="5.0.0",
          summary="Creates a consumer group.", complexity="O(1)",
          args=(key(), string("group"), oneof("id-selector", string("id"),
                                              token("$", "new-id")),
@@ -158,7 +159,8 @@ def xgroup_create(ctx, argv):
     return OK
 
 
-@command("XGROUP|SETID", -5, "write", (2, 2, 1), group="stream", since="5.0.0",
+@command("XGROUP|SETID", -5, "write", (2, 2, 1),
+         key_flags="RW update", group="stream", since="5.0.0",
          summary="Sets the last-delivered ID of a consumer group.", complexity="O(1)",
          args=(key(), string("group"), oneof("id-selector", string("id"),
                                              token("$", "new-id")),
@@ -183,7 +185,8 @@ def xgroup_setid(ctx, argv):
     return OK
 
 
-@command("XGROUP|DESTROY", 4, "write", (2, 2, 1), group="stream", since="5.0.0",
+@command("XGROUP|DESTROY", 4, "write", (2, 2, 1),
+         key_flags="RW delete", group="stream", since="5.0.0",
          summary="Destroys a consumer group.",
          complexity="O(N) where N is the number of entries in the group's pending "
                     "entries list (PEL).",
@@ -203,7 +206,8 @@ def xgroup_destroy(ctx, argv):
     return 1
 
 
-@command("XGROUP|CREATECONSUMER", 5, "write denyoom", (2, 2, 1), group="stream",
+@command("XGROUP|CREATECONSUMER", 5, "write denyoom", (2, 2, 1),
+         key_flags="RW insert", group="stream",
          since="6.2.0", summary="Creates a consumer in a consumer group.",
          complexity="O(1)", args=(key(), string("group"), string("consumer")))
 def xgroup_createconsumer(ctx, argv):
@@ -218,7 +222,8 @@ def xgroup_createconsumer(ctx, argv):
     return 1 if created else 0
 
 
-@command("XGROUP|DELCONSUMER", 5, "write", (2, 2, 1), group="stream", since="5.0.0",
+@command("XGROUP|DELCONSUMER", 5, "write", (2, 2, 1),
+         key_flags="RW delete", group="stream", since="5.0.0",
          summary="Deletes a consumer from a consumer group.", complexity="O(1)",
          args=(key(), string("group"), string("consumer")))
 def xgroup_delconsumer(ctx, argv):
@@ -303,7 +308,8 @@ def _claim_wakeup(ctx, s, g, key: bytes, min_idle: int) -> None:
     loop.call_later(max(when - now, 0) / 1000 + 0.001, fire)
 
 
-@command("XREADGROUP", -7, "write blocking", keyword_keys=("STREAMS", 4, 2),
+@command("XREADGROUP", -7, "write blocking",
+         key_flags="RO access", keyword_keys=("STREAMS", 4, 2),
          group="stream", since="5.0.0",
          summary="Returns new or historical messages from a stream for a consumer in a "
                  "group. Blocks until a message is available otherwise.",
@@ -407,7 +413,8 @@ def _history(s, g, consumer, gt: int, count: int, now: int) -> list:
 
 # --- XACK / XACKDEL / XNACK -----------------------------------------------------------------
 
-@command("XACK", -4, "write fast", (1, 1, 1), group="stream", since="5.0.0",
+@command("XACK", -4, "write fast", (1, 1, 1),
+         key_flags="RW update", group="stream", since="5.0.0",
          summary="Returns the number of messages that were successfully acknowledged by "
                  "the consumer group member of a stream.",
          complexity="O(1) for each message ID processed.",
@@ -468,7 +475,8 @@ def xack_batch(ctx, requests: list, start: int, replies: list) -> None:
             db.modified(k, acked)
 
 
-@command("XACKDEL", -6, "write fast", (1, 1, 1), group="stream", since="8.2.0",
+@command("XACKDEL", -6, "write fast", (1, 1, 1),
+         key_flags="RW update delete", group="stream", since="8.2.0",
          summary="Acknowledges and conditionally deletes one or multiple entries for a "
                  "stream consumer group.",
          complexity="O(1) for each entry ID processed.",
@@ -511,7 +519,8 @@ def xackdel(ctx, argv):
 _XNACK_MODES = (b"SILENT", b"FAIL", b"FATAL")
 
 
-@command("XNACK", -7, "write fast", (1, 1, 1), group="stream", since="8.8.0",
+@command("XNACK", -7, "write fast", (1, 1, 1),
+         key_flags="RW update", group="stream", since="8.8.0",
          summary="Releases pending messages of a consumer group so that other consumers "
                  "can claim them.",
          complexity="O(1) for each message ID processed.",
@@ -595,7 +604,8 @@ def xnack(ctx, argv):
 
 # --- XPENDING -------------------------------------------------------------------------------
 
-@command("XPENDING", -3, "readonly", (1, 1, 1), group="stream", since="5.0.0",
+@command("XPENDING", -3, "readonly", (1, 1, 1),
+         key_flags="RO access", group="stream", since="5.0.0",
          summary="Returns the information and entries from a stream consumer group's "
                  "pending entries list.",
          complexity="O(N) with N the number of elements returned, so asking for a small "
@@ -664,7 +674,8 @@ def xpending(ctx, argv):
 
 # --- XCLAIM / XAUTOCLAIM ----------------------------------------------------------------------
 
-@command("XCLAIM", -6, "write fast", (1, 1, 1), group="stream", since="5.0.0",
+@command("XCLAIM", -6, "write fast", (1, 1, 1),
+         key_flags="RW update", group="stream", since="5.0.0",
          summary="Changes, or acquires, ownership of a message in a consumer group, as if "
                  "the message was delivered a consumer group member.",
          complexity="O(log N) with N being the number of messages in the PEL of the "
@@ -762,7 +773,8 @@ def xclaim(ctx, argv):
     return out
 
 
-@command("XAUTOCLAIM", -6, "write fast", (1, 1, 1), group="stream", since="6.2.0",
+@command("XAUTOCLAIM", -6, "write fast", (1, 1, 1),
+         key_flags="RW delete", group="stream", since="6.2.0",
          summary="Changes, or acquires, ownership of messages in a consumer group, as if "
                  "the messages were delivered to as consumer group member.",
          complexity="O(1) if COUNT is small.",
@@ -853,7 +865,8 @@ def _entries_read_or_null(g):
     return None if g.entries_read == UNKNOWN else g.entries_read
 
 
-@command("XINFO|GROUPS", 3, "readonly", (2, 2, 1), group="stream", since="5.0.0",
+@command("XINFO|GROUPS", 3, "readonly", (2, 2, 1),
+         key_flags="RO access", group="stream", since="5.0.0",
          summary="Returns a list of the consumer groups of a stream.", complexity="O(1)",
          args=(key(),))
 def xinfo_groups(ctx, argv):
@@ -875,7 +888,8 @@ def xinfo_groups(ctx, argv):
     return out
 
 
-@command("XINFO|CONSUMERS", 4, "readonly", (2, 2, 1), group="stream", since="5.0.0",
+@command("XINFO|CONSUMERS", 4, "readonly", (2, 2, 1),
+         key_flags="RO access", group="stream", since="5.0.0",
          summary="Returns a list of the consumers in a consumer group.", complexity="O(1)",
          args=(key(), string("group")))
 def xinfo_consumers(ctx, argv):

@@ -61,7 +61,8 @@ def _hset(ctx, argv, name: str) -> int:
     return added
 
 
-@command("hset", -4, "write denyoom fast", _ONE_KEY, group="hash", since="2.0.0",
+@command("hset", -4, "write denyoom fast", _ONE_KEY,
+         key_flags="RW update", group="hash", since="2.0.0",
          summary="Creates or modifies the value of a field in a hash.",
          complexity="O(1) for each field/value pair added, so O(N) to add N field/value "
                     "pairs when the command is called with multiple field/value pairs.",
@@ -71,7 +72,8 @@ def hset(ctx, argv):
     return _hset(ctx, argv, "hset")
 
 
-@command("hmset", -4, "write denyoom fast", _ONE_KEY, group="hash", since="2.0.0",
+@command("hmset", -4, "write denyoom fast", _ONE_KEY,
+         key_flags="RW update", group="hash", since="2.0.0",
          summary="Sets the values of multiple fields.",
          complexity="O(N) where N is the number of fields being set.",
          args=(key(), block("data", string("field"), string("value"), multiple=True)),
@@ -82,7 +84,8 @@ def hmset(ctx, argv):
     return OK
 
 
-@command("hsetnx", 4, "write denyoom fast", _ONE_KEY, group="hash", since="2.0.0",
+@command("hsetnx", 4, "write denyoom fast", _ONE_KEY,
+         key_flags="RW insert", group="hash", since="2.0.0",
          summary="Sets the value of a field in a hash only when the field doesn't exist.",
          complexity="O(1)", args=(key(), string("field"), string("value")))
 def hsetnx(ctx, argv):
@@ -96,7 +99,8 @@ def hsetnx(ctx, argv):
     return 1
 
 
-@command("hdel", -3, "write fast", _ONE_KEY, group="hash", since="2.0.0",
+@command("hdel", -3, "write fast", _ONE_KEY,
+         key_flags="RW delete", group="hash", since="2.0.0",
          summary="Deletes one or more fields and their values from a hash. Deletes the hash "
                  "if no fields remain.",
          complexity="O(N) where N is the number of fields to be removed.",
@@ -122,7 +126,8 @@ def hdel(ctx, argv):
     return removed
 
 
-@command("hincrby", 4, "write denyoom fast", _ONE_KEY, group="hash", since="2.0.0",
+@command("hincrby", 4, "write denyoom fast", _ONE_KEY,
+         key_flags="RW access update", group="hash", since="2.0.0",
          summary="Increments the integer value of a field in a hash by a number. Uses 0 as "
                  "initial value if the field doesn't exist.", complexity="O(1)",
          args=(key(), string("field"), integer("increment")))
@@ -142,7 +147,8 @@ def hincrby(ctx, argv):
     return result
 
 
-@command("hincrbyfloat", 4, "write denyoom fast", _ONE_KEY, group="hash", since="2.6.0",
+@command("hincrbyfloat", 4, "write denyoom fast", _ONE_KEY,
+         key_flags="RW access update", group="hash", since="2.6.0",
          summary="Increments the floating point value of a field by a number. Uses 0 as "
                  "initial value if the field doesn't exist.", complexity="O(1)",
          args=(key(), string("field"), Arg("increment", "double")))
@@ -163,7 +169,8 @@ def hincrbyfloat(ctx, argv):
 
 # --- reads -------------------------------------------------------------------------------
 
-@command("hget", 3, "readonly fast", _ONE_KEY, group="hash", since="2.0.0",
+@command("hget", 3, "readonly fast", _ONE_KEY,
+         key_flags="RO access", group="hash", since="2.0.0",
          summary="Returns the value of a field in a hash.", complexity="O(1)",
          args=(key(), string("field")),
          pure=True)
@@ -173,7 +180,8 @@ def hget(ctx, argv):
     return None if h is None else h.get(argv[2])
 
 
-@command("hmget", -3, "readonly fast", _ONE_KEY, group="hash", since="2.0.0",
+@command("hmget", -3, "readonly fast", _ONE_KEY,
+         key_flags="RO access", group="hash", since="2.0.0",
          summary="Returns the values of all fields in a hash.",
          complexity="O(N) where N is the number of fields being requested.",
          args=(key(), string("field", multiple=True)),
@@ -184,7 +192,8 @@ def hmget(ctx, argv):
     return [h.get(f) for f in argv[2:]]
 
 
-@command("hgetall", 2, "readonly", _ONE_KEY, group="hash", since="2.0.0",
+@command("hgetall", 2, "readonly", _ONE_KEY,
+         key_flags="RO access", group="hash", since="2.0.0",
          summary="Returns all fields and values in a hash.",
          complexity="O(N) where N is the size of the hash.", args=(key(),),
          pure=True)
@@ -194,7 +203,8 @@ def hgetall(ctx, argv):
     return Map(list(h.items()) if h else [])
 
 
-@command("hkeys", 2, "readonly", _ONE_KEY, group="hash", since="2.0.0",
+@command("hkeys", 2, "readonly", _ONE_KEY,
+         key_flags="RO access", group="hash", since="2.0.0",
          summary="Returns all fields in a hash.",
          complexity="O(N) where N is the size of the hash.", args=(key(),),
          pure=True)
@@ -204,7 +214,8 @@ def hkeys(ctx, argv):
     return list(h) if h else []
 
 
-@command("hvals", 2, "readonly", _ONE_KEY, group="hash", since="2.0.0",
+@command("hvals", 2, "readonly", _ONE_KEY,
+         key_flags="RO access", group="hash", since="2.0.0",
          summary="Returns all values in a hash.",
          complexity="O(N) where N is the size of the hash.", args=(key(),),
          pure=True)
@@ -214,7 +225,8 @@ def hvals(ctx, argv):
     return list(h.values()) if h else []
 
 
-@command("hlen", 2, "readonly fast", _ONE_KEY, group="hash", since="2.0.0",
+@command("hlen", 2, "readonly fast", _ONE_KEY,
+         key_flags="RO", group="hash", since="2.0.0",
          summary="Returns the number of fields in a hash.", complexity="O(1)", args=(key(),),
          pure=True)
 def hlen(ctx, argv):
@@ -223,7 +235,8 @@ def hlen(ctx, argv):
     return len(h) if h else 0
 
 
-@command("hexists", 3, "readonly fast", _ONE_KEY, group="hash", since="2.0.0",
+@command("hexists", 3, "readonly fast", _ONE_KEY,
+         key_flags="RO", group="hash", since="2.0.0",
          summary="Determines whether a field exists in a hash.", complexity="O(1)",
          args=(key(), string("field")),
          pure=True)
@@ -233,7 +246,8 @@ def hexists(ctx, argv):
     return 1 if h and argv[2] in h else 0
 
 
-@command("hstrlen", 3, "readonly fast", _ONE_KEY, group="hash", since="3.2.0",
+@command("hstrlen", 3, "readonly fast", _ONE_KEY,
+         key_flags="RO", group="hash", since="3.2.0",
          summary="Returns the length of the value of a field.", complexity="O(1)",
          args=(key(), string("field")),
          pure=True)
@@ -247,7 +261,8 @@ def hstrlen(ctx, argv):
 _LONG_MAX = LLONG_MAX
 
 
-@command("hrandfield", -2, "readonly", _ONE_KEY, group="hash", since="6.2.0",
+@command("hrandfield", -2, "readonly", _ONE_KEY,
+         key_flags="RO access", group="hash", since="6.2.0",
          summary="Returns one or more random fields from a hash.",
          complexity="O(N) where N is the number of fields returned",
          args=(key(), block("options", integer("count"),
@@ -290,7 +305,8 @@ def hrandfield(ctx, argv):
     return out
 
 
-@command("hscan", -3, "readonly", _ONE_KEY, group="hash", since="2.8.0",
+@command("hscan", -3, "readonly", _ONE_KEY,
+         key_flags="RO access", group="hash", since="2.8.0",
          summary="Iterates over fields and values of a hash.",
          complexity="O(1) for every call. O(N) for a complete iteration, including enough "
                     "command calls for the cursor to return back to 0. N is the number of "

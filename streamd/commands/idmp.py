@@ -80,7 +80,8 @@ def _configure(ctx, k: bytes, stream: Stream, duration, maxsize):
 
 # --- XCFGSET -------------------------------------------------------------------------------
 
-@command("XCFGSET", -2, "write fast", (1, 1, 1), group="stream", since="8.6.0",
+@command("XCFGSET", -2, "write fast", (1, 1, 1),
+         key_flags="RW update", group="stream", since="8.6.0",
          summary="Sets the IDMP configuration parameters for a stream.", complexity="O(1)",
          args=(key(),
                integer("idmp-duration", token="IDMP-DURATION", optional=True),
@@ -98,7 +99,8 @@ def xcfgset(ctx, argv):
 
 # --- XIDMPRECORD ---------------------------------------------------------------------------
 
-@command("XIDMPRECORD", 5, "write denyoom fast", (1, 1, 1), group="stream", since="8.8.0",
+@command("XIDMPRECORD", 5, "write denyoom fast", (1, 1, 1),
+         key_flags="RW update", group="stream", since="8.8.0",
          summary="Attaches an idempotency record (producer, idempotent ID -> entry ID) to a "
                  "stream. Internal: emitted by AOF rewrite.",
          complexity="O(1)",

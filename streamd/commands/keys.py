@@ -53,7 +53,8 @@ def _select(ctx, arg: bytes):
 
 # --- existence ---------------------------------------------------------------------------
 
-@command("del", -2, "write", _ALL_KEYS, group="generic", since="1.0.0",
+@command("del", -2, "write", _ALL_KEYS,
+         key_flags="RM delete", group="generic", since="1.0.0",
          summary="Deletes one or more keys.",
          complexity="O(N) where N is the number of keys that will be removed.",
          args=(key(multiple=True),))
@@ -63,7 +64,8 @@ def del_(ctx, argv):
     return sum(1 for k in argv[1:] if db.delete(k))
 
 
-@command("unlink", -2, "write fast", _ALL_KEYS, group="generic", since="4.0.0",
+@command("unlink", -2, "write fast", _ALL_KEYS,
+         key_flags="RM delete", group="generic", since="4.0.0",
          summary="Asynchronously deletes one or more keys.",
          complexity="O(1) for each key removed regardless of its size.",
          args=(key(multiple=True),))
@@ -73,7 +75,8 @@ def unlink(ctx, argv):
     return sum(1 for k in argv[1:] if db.delete(k))
 
 
-@command("exists", -2, "readonly fast", _ALL_KEYS, group="generic", since="1.0.0",
+@command("exists", -2, "readonly fast", _ALL_KEYS,
+         key_flags="RO", group="generic", since="1.0.0",
          summary="Determines whether one or more keys exist.",
          complexity="O(N) where N is the number of keys to check.",
          args=(key(multiple=True),),
@@ -84,7 +87,8 @@ def exists(ctx, argv):
     return sum(1 for k in argv[1:] if db.get(k) is not None)
 
 
-@command("touch", -2, "readonly fast", _ALL_KEYS, group="generic", since="3.2.1",
+@command("touch", -2, "readonly fast", _ALL_KEYS,
+         key_flags="RO", group="generic", since="3.2.1",
          summary="Returns the number of existing keys out of those specified after updating "
                  "the time they were last accessed.",
          complexity="O(N) where N is the number of keys that will be touched.",
@@ -96,7 +100,8 @@ def touch(ctx, argv):
     return sum(1 for k in argv[1:] if db.get(k) is not None)
 
 
-@command("type", 2, "readonly fast", _ONE_KEY, group="generic", since="1.0.0",
+@command("type", 2, "readonly fast", _ONE_KEY,
+         key_flags="RO", group="generic", since="1.0.0",
          summary="Determines the type of value stored at a key.", complexity="O(1)",
          args=(key(),),
          pure=True)
@@ -217,7 +222,8 @@ def _rename(ctx, argv, nx: bool):
     return 1 if nx else OK
 
 
-@command("rename", 3, "write", (1, 2, 1), group="generic", since="1.0.0",
+@command("rename", 3, "write", (1, 2, 1),
+         key_flags=("RW access delete", "OW update"), group="generic", since="1.0.0",
          summary="Renames a key and overwrites the destination.", complexity="O(1)",
          args=(key(), key("newkey", spec=1)))
 def rename(ctx, argv):
@@ -225,7 +231,8 @@ def rename(ctx, argv):
     return _rename(ctx, argv, nx=False)
 
 
-@command("renamenx", 3, "write fast", (1, 2, 1), group="generic", since="1.0.0",
+@command("renamenx", 3, "write fast", (1, 2, 1),
+         key_flags=("RW access delete", "OW insert"), group="generic", since="1.0.0",
          summary="Renames a key only when the target key name doesn't exist.",
          complexity="O(1)", args=(key(), key("newkey", spec=1)))
 def renamenx(ctx, argv):
@@ -233,7 +240,8 @@ def renamenx(ctx, argv):
     return _rename(ctx, argv, nx=True)
 
 
-@command("move", 3, "write fast", _ONE_KEY, group="generic", since="1.0.0",
+@command("move", 3, "write fast", _ONE_KEY,
+         key_flags="RW access update", group="generic", since="1.0.0",
          summary="Moves a key to another database.", complexity="O(1)",
          args=(key(), integer("db")))
 def move(ctx, argv):
@@ -250,7 +258,8 @@ def move(ctx, argv):
     return 1
 
 
-@command("copy", -3, "write denyoom", (1, 2, 1), group="generic", since="6.2.0",
+@command("copy", -3, "write denyoom", (1, 2, 1),
+         key_flags=("RO access", "OW update"), group="generic", since="6.2.0",
          summary="Copies the value of a key to a new key.",
          complexity="O(N) worst case for collections, where N is the number of nested "
                     "items. O(1) for string values.",
@@ -350,7 +359,8 @@ def _expire(ctx, argv, name: str, unit_ms: int, absolute: bool):
 
 
 def _expire_row(name, unit_ms, absolute, since, summary, arg):
-    @command(name, -3, "write fast", _ONE_KEY, group="generic", since=since,
+    @command(name, -3, "write fast", _ONE_KEY, key_flags="RW update", group="generic",
+             since=since,
              summary=summary, complexity="O(1)",
              args=(key(), arg,
                    oneof("condition", token("NX"), token("XX"), token("GT"), token("LT"),
@@ -391,7 +401,8 @@ def _ttl(ctx, k: bytes, ms: bool, absolute: bool):
     return left if ms else (left + 500) // 1000
 
 
-@command("ttl", 2, "readonly fast", _ONE_KEY, group="generic", since="1.0.0",
+@command("ttl", 2, "readonly fast", _ONE_KEY,
+         key_flags="RO access", group="generic", since="1.0.0",
          summary="Returns the expiration time in seconds of a key.", complexity="O(1)",
          args=(key(),),
          pure=True)
@@ -400,7 +411,8 @@ def ttl(ctx, argv):
     return _ttl(ctx, argv[1], ms=False, absolute=False)
 
 
-@command("pttl", 2, "readonly fast", _ONE_KEY, group="generic", since="2.6.0",
+@command("pttl", 2, "readonly fast", _ONE_KEY,
+         key_flags="RO access", group="generic", since="2.6.0",
          summary="Returns the expiration time in milliseconds of a key.", complexity="O(1)",
          args=(key(),),
          pure=True)
@@ -409,7 +421,8 @@ def pttl(ctx, argv):
     return _ttl(ctx, argv[1], ms=True, absolute=False)
 
 
-@command("expiretime", 2, "readonly fast", _ONE_KEY, group="generic", since="7.0.0",
+@command("expiretime", 2, "readonly fast", _ONE_KEY,
+         key_flags="RO access", group="generic", since="7.0.0",
          summary="Returns the expiration time of a key as a Unix timestamp.",
          complexity="O(1)", args=(key(),),
          pure=True)
@@ -418,7 +431,8 @@ def expiretime(ctx, argv):
     return _ttl(ctx, argv[1], ms=False, absolute=True)
 
 
-@command("pexpiretime", 2, "readonly fast", _ONE_KEY, group="generic", since="7.0.0",
+@command("pexpiretime", 2, "readonly fast", _ONE_KEY,
+         key_flags="RO access", group="generic", since="7.0.0",
          summary="Returns the expiration time of a key as a Unix milliseconds timestamp.",
          complexity="O(1)", args=(key(),),
          pure=True)
@@ -427,7 +441,8 @@ def pexpiretime(ctx, argv):
     return _ttl(ctx, argv[1], ms=True, absolute=True)
 
 
-@command("persist", 2, "write fast", _ONE_KEY, group="generic", since="2.2.0",
+@command("persist", 2, "write fast", _ONE_KEY,
+         key_flags="RW update", group="generic", since="2.2.0",
          summary="Removes the expiration time of a key.", complexity="O(1)", args=(key(),))
 def persist(ctx, argv):
     """PERSIST key"""
@@ -456,7 +471,8 @@ def _object_value(ctx, argv):
     return ctx.db.get(argv[2])
 
 
-@command("object|encoding", 3, "readonly", (2, 2, 1), group="generic", since="2.2.3",
+@command("object|encoding", 3, "readonly", (2, 2, 1),
+         key_flags="RO", group="generic", since="2.2.3",
          summary="Returns the internal encoding of a Redis object.", complexity="O(1)",
          args=(key(),))
 def object_encoding(ctx, argv):
@@ -467,7 +483,8 @@ def object_encoding(ctx, argv):
     return K.encoding(value, ctx.config).encode()
 
 
-@command("object|freq", 3, "readonly", (2, 2, 1), group="generic", since="4.0.0",
+@command("object|freq", 3, "readonly", (2, 2, 1),
+         key_flags="RO", group="generic", since="4.0.0",
          summary="Returns the logarithmic access frequency counter of a Redis object.",
          complexity="O(1)", args=(key(),))
 def object_freq(ctx, argv):
@@ -481,7 +498,8 @@ def object_freq(ctx, argv):
     return _LFU_INIT_VAL
 
 
-@command("object|idletime", 3, "readonly", (2, 2, 1), group="generic", since="2.2.3",
+@command("object|idletime", 3, "readonly", (2, 2, 1),
+         key_flags="RO", group="generic", since="2.2.3",
          summary="Returns the time since the last access to a Redis object.",
          complexity="O(1)", args=(key(),))
 def object_idletime(ctx, argv):
@@ -496,7 +514,8 @@ def object_idletime(ctx, argv):
     return 0
 
 
-@command("object|refcount", 3, "readonly", (2, 2, 1), group="generic", since="2.2.3",
+@command("object|refcount", 3, "readonly", (2, 2, 1),
+         key_flags="RO", group="generic", since="2.2.3",
          summary="Returns the reference count of a value of a key.", complexity="O(1)",
          args=(key(),))
 def object_refcount(ctx, argv):

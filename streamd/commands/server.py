@@ -11,7 +11,7 @@ import time
 
 from .. import REDIS_VERSION, __version__
 from ..config import PARAMS, ConfigError
-from ..protocol.replies import OK, Map, Raw, Simple, Verbatim
+from ..protocol.replies import OK, Map, Raw, SetReply, Simple, Verbatim
 
 _NO_REPLY = Raw(b"")
 from . import errors as E
@@ -307,20 +307,35 @@ def command_info(ctx, argv):
                   string("category", token="ACLCAT"), pattern("pattern", token="PATTERN"),
                   token="FILTERBY", optional=True),))
 def command_list(ctx, argv):
-    """COMMAND LIST [FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]"""
-    names = [c.name.encode() for c in TABLE.values()]
+    """COMMAND LIST [FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]
+
+    As in Redis 7.0, subcommands are listed (by their ``container|sub`` names) after their
+    container, and a filter tests each of them on its own: ``ACLCAT stream`` lists
+    ``xgroup|create`` but not the ``xgroup`` container, which is only @slow."""
     if len(argv) == 2:
-        return names
-    if len(argv) != 5 or argv[2].upper() != b"FILTERBY":
+        keep = None
+    elif len(argv) != 5 or argv[2].upper() != b"FILTERBY":
         raise CommandError(E.SYNTAX)
-    kind, value = argv[3].upper(), argv[4]
-    if kind == b"PATTERN":
-        return [n for n in names if glob_match(value, n, nocase=True)]
-    if kind == b"ACLCAT":
-        return [c.name.encode() for c in TABLE.values() if value.decode() in c.categories]
-    if kind == b"MODULE":
-        return []
-    raise CommandError(E.SYNTAX)
+    else:
+        kind, value = argv[3].upper(), argv[4]
+        if kind == b"PATTERN":
+            def keep(c):
+                return glob_match(value, c.name.encode(), nocase=True)
+        elif kind == b"ACLCAT":
+            cat = value.decode("utf-8", "replace").lower()
+
+            def keep(c):
+                return cat in c.categories
+        elif kind == b"MODULE":
+            return []  # no modules are ever loaded
+        else:
+            raise CommandError(E.SYNTAX)
+    out = []
+    for top in TABLE.values():
+        for c in (top, *top.subcommands.values()):
+            if keep is None or keep(c):
+                out.append(c.name.encode())
+    return out
 
 
 @_sub("docs", -2, "Returns documentary information about one, multiple or all commands.",
@@ -342,29 +357,58 @@ def _docs_map(pairs):
         elif k == "subcommands":
             v = Map([(name.encode(), Map(_docs_map(d))) for name, d in v])
         elif k in ("flags", "doc_flags"):
-            v = [Simple(f) for f in v]
+            # Sets in RESP3, as Redis 7.0 replies them (arrays in RESP2).
+            v = SetReply([Simple(f) for f in v])
         elif isinstance(v, str):
             v = v.encode()
         out.append((k.encode(), v))
     return out
 
 
-@_sub("getkeys", -3, "Extracts the key names from an arbitrary command.", "2.8.13",
-      args=(string("command"), string("arg", optional=True, multiple=True)))
-def command_getkeys(ctx, argv):
-    """COMMAND GETKEYS command [arg [arg ...]]"""
-    cmd = _resolve(argv[2])
+def _command_of(argv: list[bytes]):
+    """The command a full command line runs, looked up as Redis's COMMAND GETKEYS does:
+    by its first argument, then by its second when the first names a container (a
+    ``container|sub`` name is not a command line, so it is not found)."""
+    cmd = TABLE.get(argv[0].lower())
+    if cmd is not None and cmd.subcommands and len(argv) > 1:
+        cmd = cmd.subcommands.get(argv[1].lower())
+    return cmd
+
+
+def _keys_of_command_line(argv: list[bytes]):
+    """The command of ``COMMAND GETKEYS[ANDFLAGS] <command line>`` and its key positions,
+    checked in Redis's order: known command, has keys at all, valid argument count, some
+    keys found."""
     inner = argv[2:]
-    if cmd is not None and cmd.subcommands and len(inner) > 1:
-        cmd = cmd.subcommands.get(inner[1].lower(), cmd)
+    cmd = _command_of(inner)
     if cmd is None:
         raise CommandError("ERR Invalid command specified")
+    if not (cmd.first_key or cmd.key_keyword):
+        raise CommandError("ERR The command has no key arguments")
     if not cmd.arity_ok(len(inner)):
         raise CommandError("ERR Invalid number of arguments specified for command")
-    keys = cmd.keys_of(inner)
-    if not keys:
-        raise CommandError("ERR The command has no key arguments")
-    return keys
+    found = cmd.keys_and_flags(inner)
+    if not found:
+        raise CommandError("ERR Invalid arguments specified for command")
+    return found
+
+
+@_sub("getkeys", -4, "Extracts the key names from an arbitrary command.", "2.8.13",
+      args=(string("command"), string("arg", optional=True, multiple=True)))
+def command_getkeys(ctx, argv):
+    """COMMAND GETKEYS command [arg [arg ...]]
+
+    Redis 7.0 wants the command and at least one argument (arity -4), so ``COMMAND
+    GETKEYS ping`` is an arity error of COMMAND GETKEYS itself."""
+    return [k for k, _ in _keys_of_command_line(argv)]
+
+
+@_sub("getkeysandflags", -4, "Extracts the key names and access flags for an arbitrary "
+      "command.", "7.0.0", args=(string("command"), string("arg", optional=True, multiple=True)))
+def command_getkeysandflags(ctx, argv):
+    """COMMAND GETKEYSANDFLAGS command [arg [arg ...]]"""
+    return [[k, SetReply([Simple(f) for f in flags.split()])]
+            for k, flags in _keys_of_command_line(argv)]
 
 
 @_sub("help", 2, "Returns helpful text about the different subcommands.", "5.0.0")
@@ -376,8 +420,14 @@ def command_help(ctx, argv):
         "COUNT", "    Return the total number of commands in this Redis server.",
         "LIST", "    Return a list of all commands in this Redis server.",
         "INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
         "DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
         "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full Redis command.",
         "HELP", "    Print this help.")]
 
 

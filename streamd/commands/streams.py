@@ -269,7 +269,8 @@ _STRATEGY_DOC = oneof("condition", token("KEEPREF"), token("DELREF"), token("ACK
                       optional=True, since="8.2.0")
 
 
-@command("XADD", -5, "write denyoom fast", (1, 1, 1), group="stream", since="5.0.0",
+@command("XADD", -5, "write denyoom fast", (1, 1, 1),
+         key_flags="RW update", group="stream", since="5.0.0",
          summary="Appends a new message to a stream. Creates the key if it doesn't exist.",
          complexity="O(1) when adding a new entry, O(N) when trimming where N being the "
                     "number of entries evicted.",
@@ -476,7 +477,8 @@ def _range_command(ctx, argv, rev: bool):
     return runs_reply(s.runs(start, end, count, rev))
 
 
-@command("XRANGE", -4, "readonly", (1, 1, 1), group="stream", since="5.0.0",
+@command("XRANGE", -4, "readonly", (1, 1, 1),
+         key_flags="RO access", group="stream", since="5.0.0",
          summary="Returns the messages from a stream within a range of IDs.",
          complexity="O(N) with N being the number of elements being returned. If N is "
                     "constant (e.g. always asking for the first 10 elements with COUNT), "
@@ -492,7 +494,8 @@ def xrange(ctx, argv):
     return _range_command(ctx, argv, rev=False)
 
 
-@command("XREVRANGE", -4, "readonly", (1, 1, 1), group="stream", since="5.0.0",
+@command("XREVRANGE", -4, "readonly", (1, 1, 1),
+         key_flags="RO access", group="stream", since="5.0.0",
          summary="Returns the messages from a stream within a range of IDs in reverse order.",
          complexity="O(N) with N being the number of elements returned. If N is constant "
                     "(e.g. always asking for the first 10 elements with COUNT), you can "
@@ -509,7 +512,8 @@ def xrevrange(ctx, argv):
 
 # --- XLEN ----------------------------------------------------------------------------------
 
-@command("XLEN", 2, "readonly fast", (1, 1, 1), group="stream", since="5.0.0",
+@command("XLEN", 2, "readonly fast", (1, 1, 1),
+         key_flags="RO", group="stream", since="5.0.0",
          summary="Return the number of messages in a stream.", complexity="O(1)",
          args=(key(),),
          pure=True)
@@ -528,7 +532,8 @@ def _after_delete(ctx, k: bytes, deleted: int) -> None:
         ctx.db.modified(k, deleted)
 
 
-@command("XDEL", -3, "write fast", (1, 1, 1), group="stream", since="5.0.0",
+@command("XDEL", -3, "write fast", (1, 1, 1),
+         key_flags="RW delete", group="stream", since="5.0.0",
          summary="Returns the number of messages after removing them from a stream.",
          complexity="O(1) for each single item to delete in the stream, regardless of the "
                     "stream size.",
@@ -580,7 +585,8 @@ def parse_ids_block(argv: list[bytes], start: int):
     return strategy or KEEPREF, ids
 
 
-@command("XDELEX", -5, "write fast", (1, 1, 1), group="stream", since="8.2.0",
+@command("XDELEX", -5, "write fast", (1, 1, 1),
+         key_flags="RW delete", group="stream", since="8.2.0",
          summary="Deletes one or multiple entries from the stream.",
          complexity="O(1) for each single item to delete in the stream, regardless of the "
                     "stream size.",
@@ -617,7 +623,8 @@ def xdelex(ctx, argv):
 
 # --- XTRIM ---------------------------------------------------------------------------------
 
-@command("XTRIM", -4, "write", (1, 1, 1), group="stream", since="5.0.0",
+@command("XTRIM", -4, "write", (1, 1, 1),
+         key_flags="RW delete", group="stream", since="5.0.0",
          summary="Deletes messages from the beginning of a stream.",
          complexity="O(N), with N being the number of evicted entries. Constant times are "
                     "very small however, since entries are organized in macro nodes "
@@ -640,7 +647,8 @@ def xtrim(ctx, argv):
 
 # --- XSETID --------------------------------------------------------------------------------
 
-@command("XSETID", -3, "write denyoom fast", (1, 1, 1), group="stream", since="5.0.0",
+@command("XSETID", -3, "write denyoom fast", (1, 1, 1),
+         key_flags="RW update", group="stream", since="5.0.0",
          summary="An internal command for replicating stream values.", complexity="O(1)",
          args=(key(), string("last-id"),
                integer("entries-added", token="ENTRIESADDED", optional=True, since="7.0.0"),
@@ -690,7 +698,8 @@ def xsetid(ctx, argv):
 
 # --- XREAD ---------------------------------------------------------------------------------
 
-@command("XREAD", -4, "readonly blocking", keyword_keys=("STREAMS", 1, 2),
+@command("XREAD", -4, "readonly blocking",
+         key_flags="RO access", keyword_keys=("STREAMS", 1, 2),
          group="stream", since="5.0.0",
          summary="Returns messages from multiple streams with IDs greater than the ones "
                  "requested. Blocks until a message is available otherwise.",
@@ -898,7 +907,8 @@ def full_groups_section(stream: Stream, count: int, ctx) -> list:
     return groups_impl(stream, count)
 
 
-@command("XINFO|STREAM", -3, "readonly", (2, 2, 1), group="stream", since="5.0.0",
+@command("XINFO|STREAM", -3, "readonly", (2, 2, 1),
+         key_flags="RO access", group="stream", since="5.0.0",
          summary="Returns information about a stream.", complexity="O(1)",
          args=(key(), block("full-block", integer("count", token="COUNT", optional=True),
                             token="FULL", optional=True, since="6.0.0")))

@@ -15,7 +15,7 @@ from . import errors as E
 from . import keyutil as K
 from .args import LLONG_MAX, LLONG_MIN, parse_int
 from .errors import CommandError
-from .table import block, command, integer, key, oneof, string, token, Arg
+from .table import TABLE, block, command, integer, key, oneof, string, token, Arg
 
 _ONE_KEY = (1, 1, 1)
 TOO_BIG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
@@ -93,7 +93,8 @@ def _store(ctx, k: bytes, value: bytes, keep_ttl: bool = False, when_ms=None) ->
         db.set_expire(k, when_ms, changes=0)  # SET ... EX is one change
 
 
-@command("set", -3, "write denyoom", _ONE_KEY, group="string", since="1.0.0",
+@command("set", -3, "write denyoom", _ONE_KEY,
+         key_flags="RW access update variable_flags", group="string", since="1.0.0",
          summary="Sets the string value of a key, ignoring its type. The key is created if "
                  "it doesn't exist.", complexity="O(1)",
          args=(key(), string("value"),
@@ -122,7 +123,19 @@ def set_(ctx, argv):
     return old if flags & _GET else OK
 
 
-@command("setnx", 3, "write denyoom fast", _ONE_KEY, group="string", since="1.0.0",
+def _set_key_flags(argv) -> str:
+    # Redis's variable flags for SET: with GET the old value is read, otherwise the key is
+    # only overwritten (any GET after the value counts, whatever else it is mixed with).
+    if any(a.upper() == b"GET" for a in argv[3:]):
+        return "RW access update"
+    return "OW update"
+
+
+TABLE[b"set"].key_flags_for = _set_key_flags
+
+
+@command("setnx", 3, "write denyoom fast", _ONE_KEY,
+         key_flags="OW insert", group="string", since="1.0.0",
          summary="Set the string value of a key only when the key doesn't exist.",
          complexity="O(1)", args=(key(), string("value")),
          deprecated=("2.6.12", "`SET` with the `NX` argument"))
@@ -140,7 +153,8 @@ def _setex(ctx, argv, name: str, flag: int):
     return OK
 
 
-@command("setex", 4, "write denyoom", _ONE_KEY, group="string", since="2.0.0",
+@command("setex", 4, "write denyoom", _ONE_KEY,
+         key_flags="OW update", group="string", since="2.0.0",
          summary="Sets the string value and expiration time of a key. Creates the key if it "
                  "doesn't exist.", complexity="O(1)",
          deprecated=("2.6.12", "`SET` with the `EX` argument"),
@@ -150,7 +164,8 @@ def setex(ctx, argv):
     return _setex(ctx, argv, "setex", _EX)
 
 
-@command("psetex", 4, "write denyoom", _ONE_KEY, group="string", since="2.6.0",
+@command("psetex", 4, "write denyoom", _ONE_KEY,
+         key_flags="OW update", group="string", since="2.6.0",
          summary="Sets both string value and expiration time in milliseconds of a key. The "
                  "key is created if it doesn't exist.", complexity="O(1)",
          deprecated=("2.6.12", "`SET` with the `PX` argument"),
@@ -160,7 +175,8 @@ def psetex(ctx, argv):
     return _setex(ctx, argv, "psetex", _PX)
 
 
-@command("getset", 3, "write denyoom fast", _ONE_KEY, group="string", since="1.0.0",
+@command("getset", 3, "write denyoom fast", _ONE_KEY,
+         key_flags="RW access update", group="string", since="1.0.0",
          summary="Returns the previous string value of a key after setting it to a new "
                  "value.", complexity="O(1)", args=(key(), string("value")),
          deprecated=("6.2.0", "`SET` with the `!GET` argument"))
@@ -176,7 +192,8 @@ def getset(ctx, argv):
 
 # --- reads -------------------------------------------------------------------------------
 
-@command("get", 2, "readonly fast", _ONE_KEY, group="string", since="1.0.0",
+@command("get", 2, "readonly fast", _ONE_KEY,
+         key_flags="RO access", group="string", since="1.0.0",
          summary="Returns the string value of a key.", complexity="O(1)", args=(key(),),
          pure=True)
 def get(ctx, argv):
@@ -184,7 +201,8 @@ def get(ctx, argv):
     return _get_string(ctx.db, argv[1])
 
 
-@command("mget", -2, "readonly fast", (1, -1, 1), group="string", since="1.0.0",
+@command("mget", -2, "readonly fast", (1, -1, 1),
+         key_flags="RO access", group="string", since="1.0.0",
          summary="Atomically returns the string values of one or more keys.",
          complexity="O(N) where N is the number of keys to retrieve.",
          args=(key(multiple=True),),
@@ -202,7 +220,8 @@ def mget(ctx, argv):
     return out
 
 
-@command("getdel", 2, "write fast", _ONE_KEY, group="string", since="6.2.0",
+@command("getdel", 2, "write fast", _ONE_KEY,
+         key_flags="RW access delete", group="string", since="6.2.0",
          summary="Returns the string value of a key after deleting the key.",
          complexity="O(1)", args=(key(),))
 def getdel(ctx, argv):
@@ -213,7 +232,8 @@ def getdel(ctx, argv):
     return value
 
 
-@command("getex", -2, "write fast", _ONE_KEY, group="string", since="6.2.0",
+@command("getex", -2, "write fast", _ONE_KEY,
+         key_flags="RW access update", group="string", since="6.2.0",
          summary="Returns the string value of a key after setting its expiration time.",
          complexity="O(1)",
          args=(key(), oneof("expiration", integer("seconds", token="EX"),
@@ -241,7 +261,8 @@ def getex(ctx, argv):
     return value
 
 
-@command("strlen", 2, "readonly fast", _ONE_KEY, group="string", since="2.2.0",
+@command("strlen", 2, "readonly fast", _ONE_KEY,
+         key_flags="RO", group="string", since="2.2.0",
          summary="Returns the length of a string value.", complexity="O(1)", args=(key(),),
          pure=True)
 def strlen(ctx, argv):
@@ -250,7 +271,8 @@ def strlen(ctx, argv):
     return 0 if value is None else len(value)
 
 
-@command("getrange", 4, "readonly", _ONE_KEY, group="string", since="2.4.0",
+@command("getrange", 4, "readonly", _ONE_KEY,
+         key_flags="RO access", group="string", since="2.4.0",
          summary="Returns a substring of the string stored at a key.",
          complexity="O(N) where N is the length of the returned string. The complexity is "
                     "ultimately determined by the returned length, but because creating a "
@@ -281,7 +303,8 @@ def getrange(ctx, argv):
 
 # --- writes ------------------------------------------------------------------------------
 
-@command("mset", -3, "write denyoom", (1, -1, 2), group="string", since="1.0.1",
+@command("mset", -3, "write denyoom", (1, -1, 2),
+         key_flags="OW update", group="string", since="1.0.1",
          summary="Atomically creates or modifies the string values of one or more keys.",
          complexity="O(N) where N is the number of keys to set.",
          args=(block("data", key(), string("value"), multiple=True),))
@@ -294,7 +317,8 @@ def mset(ctx, argv):
     return OK
 
 
-@command("msetnx", -3, "write denyoom", (1, -1, 2), group="string", since="1.0.1",
+@command("msetnx", -3, "write denyoom", (1, -1, 2),
+         key_flags="OW insert", group="string", since="1.0.1",
          summary="Atomically modifies the string values of one or more keys only when all "
                  "keys don't exist.", complexity="O(N) where N is the number of keys to set.",
          args=(block("data", key(), string("value"), multiple=True),))
@@ -315,7 +339,8 @@ def _check_length(ctx, total: int) -> None:
         raise CommandError(TOO_BIG)
 
 
-@command("append", 3, "write denyoom fast", _ONE_KEY, group="string", since="2.0.0",
+@command("append", 3, "write denyoom fast", _ONE_KEY,
+         key_flags="RW insert", group="string", since="2.0.0",
          summary="Appends a string to the value of a key. Creates the key if it doesn't "
                  "exist.", complexity="O(1). The amortized time complexity is O(1) assuming "
                  "the appended value is small and the already present value is of any size, "
@@ -335,7 +360,8 @@ def append(ctx, argv):
     return len(value) + len(extra)
 
 
-@command("setrange", 4, "write denyoom", _ONE_KEY, group="string", since="2.2.0",
+@command("setrange", 4, "write denyoom", _ONE_KEY,
+         key_flags="RW update", group="string", since="2.2.0",
          summary="Overwrites a part of a string value with another by an offset. Creates "
                  "the key if it doesn't exist.",
          complexity="O(1), not counting the time taken to copy the new string in place. "
@@ -382,7 +408,8 @@ def _incr(ctx, k: bytes, delta: int) -> int:
     return result
 
 
-@command("incr", 2, "write denyoom fast", _ONE_KEY, group="string", since="1.0.0",
+@command("incr", 2, "write denyoom fast", _ONE_KEY,
+         key_flags="RW access update", group="string", since="1.0.0",
          summary="Increments the integer value of a key by one. Uses 0 as initial value if "
                  "the key doesn't exist.", complexity="O(1)", args=(key(),))
 def incr(ctx, argv):
@@ -390,7 +417,8 @@ def incr(ctx, argv):
     return _incr(ctx, argv[1], 1)
 
 
-@command("decr", 2, "write denyoom fast", _ONE_KEY, group="string", since="1.0.0",
+@command("decr", 2, "write denyoom fast", _ONE_KEY,
+         key_flags="RW access update", group="string", since="1.0.0",
          summary="Decrements the integer value of a key by one. Uses 0 as initial value if "
                  "the key doesn't exist.", complexity="O(1)", args=(key(),))
 def decr(ctx, argv):
@@ -398,7 +426,8 @@ def decr(ctx, argv):
     return _incr(ctx, argv[1], -1)
 
 
-@command("incrby", 3, "write denyoom fast", _ONE_KEY, group="string", since="1.0.0",
+@command("incrby", 3, "write denyoom fast", _ONE_KEY,
+         key_flags="RW access update", group="string", since="1.0.0",
          summary="Increments the integer value of a key by a number. Uses 0 as initial value "
                  "if the key doesn't exist.", complexity="O(1)",
          args=(key(), integer("increment")))
@@ -407,7 +436,8 @@ def incrby(ctx, argv):
     return _incr(ctx, argv[1], parse_int(argv[2]))
 
 
-@command("decrby", 3, "write denyoom fast", _ONE_KEY, group="string", since="1.0.0",
+@command("decrby", 3, "write denyoom fast", _ONE_KEY,
+         key_flags="RW access update", group="string", since="1.0.0",
          summary="Decrements a number from the integer value of a key. Uses 0 as initial "
                  "value if the key doesn't exist.", complexity="O(1)",
          args=(key(), integer("decrement")))
@@ -572,7 +602,8 @@ def incr_by_float(current: bytes | None, incr: bytes, not_float: str) -> bytes:
     return format_long_double(total)
 
 
-@command("incrbyfloat", 3, "write denyoom fast", _ONE_KEY, group="string", since="2.6.0",
+@command("incrbyfloat", 3, "write denyoom fast", _ONE_KEY,
+         key_flags="RW access update", group="string", since="2.6.0",
          summary="Increment the floating point value of a key by a number. Uses 0 as initial "
                  "value if the key doesn't exist.", complexity="O(1)",
          args=(key(), Arg("increment", "double")))

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+from ..protocol.replies import Map, SetReply, Simple
+
 TABLE: dict[bytes, "Command"] = {}
 # Lookup by the name as clients send it: lower and upper case both hit on the first probe.
 DISPATCH: dict[bytes, "Command"] = {}
@@ -99,6 +101,13 @@ class Command:
     key_keyword: str = ""
     keyword_from: int = 0
     keyword_limit: int = 0
+    # Key-spec flags as Redis declares them ("RW update", "RO access" ...): one string for
+    # the single spec, or one per key position from ``first_key`` when each key has its own
+    # spec (RENAME's source and destination). Empty: derived from the write flag.
+    key_flags: tuple = ()
+    # Optional ``fn(argv) -> str``: the flags of a command whose key access depends on its
+    # arguments (SET with or without GET), for COMMAND GETKEYSANDFLAGS.
+    key_flags_for: Callable | None = None
     group: str = "generic"
     since: str = "1.0.0"
     summary: str = ""
@@ -150,32 +159,50 @@ class Command:
         return [argv[i] for i in self.key_indexes(len(argv)) if i < len(argv)]
 
     # --- COMMAND INFO / DOCS -------------------------------------------------------------
+    def spec_flags(self) -> list[str]:
+        """The key-spec flag strings, one per spec."""
+        if self.key_flags:
+            return list(self.key_flags)
+        return ["RW" if "write" in self.flags else "RO"]
+
+    def keys_and_flags(self, argv: list[bytes]) -> list[tuple[bytes, str]]:
+        """``(key, flags)`` for each key argument, as COMMAND GETKEYSANDFLAGS lists them."""
+        keys = self.keys_of(argv)
+        if self.key_flags_for is not None:
+            return [(k, self.key_flags_for(argv)) for k in keys]
+        specs = self.spec_flags()
+        if len(specs) == 1:
+            return [(k, specs[0]) for k in keys]
+        return list(zip(keys, specs))
+
     def info(self):
-        cats = [f"@{c}" for c in self.categories]
-        subs = [c.info() for c in self.subcommands.values()]
+        """The COMMAND INFO entry. Its shape is Redis 7.0's: flag and category lists are sets
+        of simple strings (arrays of them in RESP2), a key spec is a map; subcommands are an
+        array when there are any and an empty set otherwise."""
+        flags = [_FLAG_NAMES.get(f, f) for f in self.flags if f not in _NOT_FLAGS]
+        flags.sort(key=lambda f: _FLAG_ORDER.get(f, len(_FLAG_ORDER)))
+        cats = sorted(self.categories, key=lambda c: _CATEGORY_ORDER.get(c, len(_CATEGORY_ORDER)))
         specs = []
         if self.key_keyword:
-            # Both XREAD and XREADGROUP read their streams (a group is not the key's data).
-            specs = [[
-                "flags", ["RO", "access"],
-                "begin_search", ["type", "keyword", "spec",
-                                 ["keyword", self.key_keyword, "startfrom", self.keyword_from]],
-                "find_keys", ["type", "range", "spec",
-                              ["lastkey", -1, "keystep", 1, "limit", self.keyword_limit]],
-            ]]
+            specs = [_key_spec(self.spec_flags()[0],
+                               (b"keyword", [(b"keyword", self.key_keyword.encode()),
+                                             (b"startfrom", self.keyword_from)]),
+                               (-1, 1, self.keyword_limit))]
         elif self.first_key:
-            specs = [[
-                "flags", [self._key_access()],
-                "begin_search", ["type", "index", "spec", ["index", self.first_key]],
-                "find_keys", ["type", "range", "spec",
-                              ["lastkey", self.last_key - self.first_key if self.last_key >= 0
-                               else self.last_key, "keystep", self.step or 1, "limit", 0]],
-            ]]
-        return [self.name.encode(), self.arity, [f.encode() for f in sorted(self.flags)],
-                self.first_key, self.last_key, self.step, cats, [], specs, subs]
-
-    def _key_access(self) -> str:
-        return "RW" if "write" in self.flags else "RO"
+            per_key = self.spec_flags()
+            if len(per_key) > 1:
+                specs = [_key_spec(f, (b"index", [(b"index", self.first_key + i)]), (0, 1, 0))
+                         for i, f in enumerate(per_key)]
+            else:
+                last = (self.last_key - self.first_key if self.last_key >= 0
+                        else self.last_key)
+                specs = [_key_spec(per_key[0], (b"index", [(b"index", self.first_key)]),
+                                   (last, self.step or 1, 0))]
+        subs = [c.info() for c in self.subcommands.values()]
+        return [self.name.encode(), self.arity, SetReply([Simple(f) for f in flags]),
+                self.first_key, self.last_key, self.step,
+                SetReply([Simple(f"@{c}") for c in cats]), SetReply([]), SetReply(specs),
+                subs if subs else SetReply([])]
 
     def docs(self):
         out = [("summary", self.summary), ("since", self.since), ("group", self.group)]
@@ -193,6 +220,34 @@ class Command:
         return out
 
 
+# Redis lists command flags, key-spec flags and ACL categories in the order of their bits,
+# not alphabetically; these give that order.
+_FLAG_ORDER = {f: i for i, f in enumerate((
+    "write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript", "blocking",
+    "loading", "stale", "skip_monitor", "skip_slowlog", "asking", "fast", "no_auth",
+    "may_replicate", "no_mandatory_keys", "no_async_loading", "no_multi", "movablekeys",
+    "allow_busy"))}
+_CATEGORY_ORDER = {c: i for i, c in enumerate((
+    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
+    "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking",
+    "dangerous", "connection", "transaction", "scripting"))}
+# Table flags that Redis does not report as command flags ("slow" is only a category).
+_NOT_FLAGS = frozenset({"slow"})
+_FLAG_NAMES = {"noauth": "no_auth"}
+
+
+def _key_spec(flags: str, begin: tuple, find: tuple) -> Map:
+    """One key spec: ``begin`` is (type, spec pairs), ``find`` a range (lastkey, keystep,
+    limit)."""
+    lastkey, keystep, limit = find
+    return Map([
+        (b"flags", SetReply([Simple(f) for f in flags.split()])),
+        (b"begin_search", Map([(b"type", begin[0]), (b"spec", Map(begin[1]))])),
+        (b"find_keys", Map([(b"type", b"range"), (b"spec", Map([
+            (b"lastkey", lastkey), (b"keystep", keystep), (b"limit", limit)]))])),
+    ])
+
+
 _GROUP_CATEGORIES = {
     "stream": "stream", "string": "string", "hash": "hash", "generic": "keyspace",
     "connection": "connection", "server": "admin", "transactions": "transaction",
@@ -203,7 +258,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             group: str = "generic", since: str = "1.0.0", summary: str = "",
             complexity: str = "", args: tuple = (), container: bool = False,
             doc_flags: tuple = (), keyword_keys: tuple = (), pure: bool = False,
-            deprecated: tuple = (), alone: bool = False):
+            deprecated: tuple = (), alone: bool = False, key_flags: tuple | str = ()):
     """Register a command (or, with ``container=True``, a container of subcommands).
 
     Used as a decorator on the handler ``handler(ctx, argv) -> reply``; a container is
@@ -215,7 +270,8 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     replaced by), as Redis's command docs give them; it adds the ``deprecated`` doc flag.
     ``alone`` marks a command that also has subcommands (COMMAND): dispatch resolves
     ``COMMAND DOCS`` to its subcommand, as for any container, and ``COMMAND`` to itself, so
-    each counts in its own INFO commandstats line.
+    each counts in its own INFO commandstats line. ``key_flags`` is the key-spec flags
+    string, or a tuple of them (see ``Command.key_flags``).
     """
     if keyword_keys:
         flags += " movablekeys"
@@ -232,14 +288,17 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
         cats.append("slow")
     if "blocking" in flagset:
         cats.append("blocking")
-    if group in _GROUP_CATEGORIES:
+    if group in _GROUP_CATEGORIES and not container:
+        # A container is only @slow in Redis: its subcommands carry the group's category.
         cats.insert(0, _GROUP_CATEGORIES[group])
 
     def register(handler):
         cmd = Command(name=name.lower(), handler=handler, arity=arity, flags=flagset,
                       first_key=keys[0], last_key=keys[1], step=keys[2],
                       key_keyword=keyword, keyword_from=keyword_from,
-                      keyword_limit=keyword_limit, group=group,
+                      keyword_limit=keyword_limit,
+                      key_flags=(key_flags,) if isinstance(key_flags, str) else key_flags,
+                      group=group,
                       since=since, summary=summary, complexity=complexity,
                       arguments=tuple(args), categories=tuple(cats),
                       doc_flags=("deprecated",) + doc_flags if deprecated else doc_flags,

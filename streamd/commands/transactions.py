@@ -70,7 +70,8 @@ def discard(ctx, argv):
     return OK
 
 
-@command("watch", -2, "noscript loading stale fast", (1, -1, 1), group="transactions",
+@command("watch", -2, "noscript loading stale fast", (1, -1, 1),
+         key_flags="RO", group="transactions",
          since="2.2.0", summary="Monitors changes to keys to determine the execution of a transaction.",
          complexity="O(1) for every key.", args=(key(multiple=True),))
 def watch(ctx, argv):
