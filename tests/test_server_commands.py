@@ -447,6 +447,51 @@ def test_command_list_filters_see_subcommands(call, args, present, absent):
     assert present <= got and not absent & got
 
 
+@pytest.mark.parametrize("name, flags, categories, tips", [
+    ("xadd", [b"write", b"denyoom", b"fast"], [b"@write", b"@stream", b"@fast"],
+     [b"nondeterministic_output"]),
+    ("xpending", [b"readonly"], [b"@read", b"@stream", b"@slow"], [b"nondeterministic_output"]),
+    ("hello", [b"noscript", b"loading", b"stale", b"fast", b"no_auth", b"allow_busy"],
+     [b"@fast", b"@connection"], []),
+    ("client|list", [b"admin", b"noscript", b"loading", b"stale"],
+     [b"@admin", b"@slow", b"@dangerous", b"@connection"], [b"nondeterministic_output"]),
+    ("client|id", [b"noscript", b"loading", b"stale"], [b"@slow", b"@connection"], []),
+    ("config|get", [b"admin", b"noscript", b"loading", b"stale"],
+     [b"@admin", b"@slow", b"@dangerous"], []),
+    ("info", [b"loading", b"stale"], [b"@slow", b"@dangerous"],
+     [b"nondeterministic_output", b"request_policy:all_shards", b"response_policy:special"]),
+    ("flushall", [b"write"], [b"@keyspace", b"@write", b"@slow", b"@dangerous"],
+     [b"request_policy:all_shards", b"response_policy:all_succeeded"]),
+    ("time", [b"loading", b"stale", b"fast"], [b"@fast"], [b"nondeterministic_output"]),
+    ("command|docs", [b"loading", b"stale"], [b"@slow", b"@connection"],
+     [b"nondeterministic_output_order"]),
+    ("keys", [b"readonly"], [b"@keyspace", b"@read", b"@slow", b"@dangerous"],
+     [b"request_policy:all_shards", b"nondeterministic_output_order"]),
+])
+def test_command_info_flags_categories_and_tips(call, name, flags, categories, tips):
+    info = call("COMMAND", "INFO", name)[0]
+    assert (info[2], info[6], info[7]) == (flags, categories, tips)
+
+
+def test_command_info_key_spec_notes(call):
+    spec = call("COMMAND", "INFO", "xadd")[0][8][0]
+    assert spec[:4] == [b"notes", b"UPDATE instead of INSERT because of the optional trimming "
+                        b"feature", b"flags", [b"RW", b"update"]]
+
+
+@pytest.mark.parametrize("category, present, absent", [
+    ("dangerous", {b"keys", b"flushall", b"config|set", b"client|kill", b"info", b"lastsave"},
+     {b"time", b"config", b"dbsize"}),
+    ("admin", {b"client|list", b"config|get", b"shutdown", b"lastsave"},
+     {b"info", b"dbsize", b"time", b"command", b"client|id"}),
+    ("keyspace", {b"dbsize", b"flushdb", b"del"}, {b"info"}),
+    ("connection", {b"command", b"command|info", b"client|id", b"hello"}, {b"client"}),
+])
+def test_command_list_by_category(call, category, present, absent):
+    got = set(call("COMMAND", "LIST", "FILTERBY", "ACLCAT", category))
+    assert present <= got and not absent & got
+
+
 @pytest.mark.parametrize("args, want, unwanted", [
     (("FILTERBY", "PATTERN", "XAD*"), [b"xadd"], None),
     (("FILTERBY", "ACLCAT", "stream"), None, b"get"),

@@ -15,7 +15,9 @@ from .table import block, command, integer, oneof, string, token
 _RESET = Simple(b"RESET")
 
 
-@command("ping", -1, "fast", group="connection", since="1.0.0",
+@command("ping", -1, "fast",
+         tips="request_policy:all_shards response_policy:all_succeeded", group="connection",
+         since="1.0.0",
          summary="Returns the server's liveliness response.", complexity="O(1)",
          args=(string("message", optional=True),),
          pure=True)
@@ -26,7 +28,7 @@ def ping(ctx, argv):
     return PONG if len(argv) == 1 else argv[1]
 
 
-@command("echo", 2, "fast", group="connection", since="1.0.0",
+@command("echo", 2, "loading stale fast", group="connection", since="1.0.0",
          summary="Returns the given string.", complexity="O(1)", args=(string("message"),),
          pure=True)
 def echo(ctx, argv):
@@ -34,7 +36,8 @@ def echo(ctx, argv):
     return argv[1]
 
 
-@command("quit", -1, "fast noauth", group="connection", since="1.0.0",
+@command("quit", -1, "noscript loading stale fast noauth allow_busy", group="connection",
+         since="1.0.0",
          summary="Closes the connection.", complexity="O(1)",
          deprecated=("7.2.0", "just closing the connection"))
 def quit_(ctx, argv):
@@ -43,7 +46,8 @@ def quit_(ctx, argv):
     return OK
 
 
-@command("reset", 1, "fast noauth", group="connection", since="6.2.0",
+@command("reset", 1, "noscript loading stale fast noauth allow_busy", group="connection",
+         since="6.2.0",
          summary="Resets the connection.", complexity="O(1)")
 def reset(ctx, argv):
     """RESET"""
@@ -67,7 +71,8 @@ def _check_password(ctx, user: bytes, password: bytes) -> None:
     ctx.authenticated = True
 
 
-@command("auth", -2, "fast noauth", group="connection", since="1.0.0",
+@command("auth", -2, "noscript loading stale fast noauth allow_busy", group="connection",
+         since="1.0.0",
          summary="Authenticates the connection.", complexity="O(N) where N is the number of passwords defined for the user",
          args=(string("username", optional=True, since="6.0.0"), string("password")))
 def auth(ctx, argv):
@@ -81,7 +86,8 @@ def auth(ctx, argv):
     return OK
 
 
-@command("hello", -1, "fast noauth", group="connection", since="6.0.0",
+@command("hello", -1, "noscript loading stale fast noauth allow_busy", group="connection",
+         since="6.0.0",
          summary="Handshakes with the Redis server.", complexity="O(1)",
          args=(block("arguments", integer("protover"),
                      block("auth", string("username"), string("password"), token="AUTH",
@@ -122,7 +128,7 @@ def hello(ctx, argv):
                 (b"role", b"master"), (b"modules", [])])
 
 
-@command("select", 2, "fast", group="connection", since="1.0.0",
+@command("select", 2, "loading stale fast", group="connection", since="1.0.0",
          summary="Changes the selected database.", complexity="O(1)", args=(integer("index"),))
 def select(ctx, argv):
     """SELECT index"""
@@ -173,14 +179,14 @@ def client_line(c, now: float) -> str:
             f"tot-net-in={c.net_in} tot-net-out={c.net_out} tot-cmds={c.tot_cmds}")
 
 
-@command("client|id", 2, "fast", group="connection", since="5.0.0",
+@command("client|id", 2, "noscript loading stale", group="connection", since="5.0.0",
          summary="Returns the unique client ID of the connection.", complexity="O(1)")
 def client_id(ctx, argv):
     """CLIENT ID"""
     return ctx.id
 
 
-@command("client|setname", 3, "fast", group="connection", since="2.6.9",
+@command("client|setname", 3, "noscript loading stale", group="connection", since="2.6.9",
          summary="Sets the connection name.", complexity="O(1)",
          args=(string("connection-name"),))
 def client_setname(ctx, argv):
@@ -190,7 +196,7 @@ def client_setname(ctx, argv):
     return OK
 
 
-@command("client|getname", 2, "fast", group="connection", since="2.6.9",
+@command("client|getname", 2, "noscript loading stale", group="connection", since="2.6.9",
          summary="Returns the name of the connection.", complexity="O(1)")
 def client_getname(ctx, argv):
     """CLIENT GETNAME"""
@@ -214,14 +220,16 @@ def client_setinfo(ctx, argv):
     return OK
 
 
-@command("client|info", 2, "fast", group="connection", since="6.2.0",
+@command("client|info", 2, "noscript loading stale",
+         tips="nondeterministic_output", group="connection", since="6.2.0",
          summary="Returns information about the connection.", complexity="O(1)")
 def client_info(ctx, argv):
     """CLIENT INFO"""
     return Verbatim(client_line(ctx, time.time()) + "\n")
 
 
-@command("client|list", -2, "slow", group="connection", since="2.4.0",
+@command("client|list", -2, "admin noscript loading stale",
+         tips="nondeterministic_output", group="connection", since="2.4.0",
          summary="Lists open connections.", complexity="O(N) where N is the number of client connections",
          args=(oneof("client-type", token("NORMAL"), token("MASTER"), token("REPLICA"),
                      token("PUBSUB"), token="TYPE", optional=True),
@@ -265,7 +273,7 @@ def _positive(arg: bytes, not_integer: str, not_positive: str) -> int:
     return value
 
 
-@command("client|kill", -3, "slow", group="connection", since="2.4.0",
+@command("client|kill", -3, "admin noscript loading stale", group="connection", since="2.4.0",
          summary="Terminates open connections.", complexity="O(N) where N is the number of client connections",
          args=(oneof("filter", string("ip:port"),
                      block("new-format", integer("client-id", token="ID", optional=True),
@@ -344,7 +352,7 @@ def client_kill(ctx, argv):
     return killed
 
 
-@command("client|unblock", -3, "fast", group="connection", since="5.0.0",
+@command("client|unblock", -3, "admin noscript loading stale", group="connection", since="5.0.0",
          summary="Unblocks a client blocked by a blocking command from a different connection.",
          complexity="O(log N) where N is the number of client connections",
          args=(integer("client-id"),
@@ -363,7 +371,7 @@ def client_unblock(ctx, argv):
     return 1 if ctx.server.unblock(target, error) else 0
 
 
-@command("client|pause", -3, "slow", group="connection", since="3.0.0",
+@command("client|pause", -3, "admin noscript loading stale", group="connection", since="3.0.0",
          summary="Suspends commands processing.", complexity="O(1)",
          args=(integer("timeout"), oneof("mode", token("WRITE"), token("ALL"), optional=True,
                                          since="6.2.0")))
@@ -381,7 +389,7 @@ def client_pause(ctx, argv):
     return OK
 
 
-@command("client|unpause", 2, "fast", group="connection", since="6.2.0",
+@command("client|unpause", 2, "admin noscript loading stale", group="connection", since="6.2.0",
          summary="Resumes processing of clients that were paused.",
          complexity="O(N) Where N is the number of paused clients")
 def client_unpause(ctx, argv):
@@ -397,7 +405,7 @@ def _on_off(argv) -> bool:
     return mode == b"ON"
 
 
-@command("client|no-evict", 3, "fast", group="connection", since="7.0.0",
+@command("client|no-evict", 3, "admin noscript loading stale", group="connection", since="7.0.0",
          summary="Sets the client eviction mode of the connection.", complexity="O(1)",
          args=(oneof("enabled", token("ON"), token("OFF")),))
 def client_no_evict(ctx, argv):
@@ -435,7 +443,7 @@ _CLIENT_HELP = [
 ]
 
 
-@command("client|help", 2, "fast", group="connection", since="5.0.0",
+@command("client|help", 2, "loading stale", group="connection", since="5.0.0",
          summary="Returns helpful text about the different subcommands.", complexity="O(1)")
 def client_help(ctx, argv):
     """CLIENT HELP"""

@@ -605,6 +605,7 @@ def xnack(ctx, argv):
 # --- XPENDING -------------------------------------------------------------------------------
 
 @command("XPENDING", -3, "readonly", (1, 1, 1),
+         tips="nondeterministic_output",
          key_flags="RO access", group="stream", since="5.0.0",
          summary="Returns the information and entries from a stream consumer group's "
                  "pending entries list.",
@@ -675,6 +676,7 @@ def xpending(ctx, argv):
 # --- XCLAIM / XAUTOCLAIM ----------------------------------------------------------------------
 
 @command("XCLAIM", -6, "write fast", (1, 1, 1),
+         tips="nondeterministic_output",
          key_flags="RW update", group="stream", since="5.0.0",
          summary="Changes, or acquires, ownership of a message in a consumer group, as if "
                  "the message was delivered a consumer group member.",
@@ -774,6 +776,7 @@ def xclaim(ctx, argv):
 
 
 @command("XAUTOCLAIM", -6, "write fast", (1, 1, 1),
+         tips="nondeterministic_output",
          key_flags="RW delete", group="stream", since="6.2.0",
          summary="Changes, or acquires, ownership of messages in a consumer group, as if "
                  "the messages were delivered to as consumer group member.",
@@ -889,6 +892,7 @@ def xinfo_groups(ctx, argv):
 
 
 @command("XINFO|CONSUMERS", 4, "readonly", (2, 2, 1),
+         tips="nondeterministic_output",
          key_flags="RO access", group="stream", since="5.0.0",
          summary="Returns a list of the consumers in a consumer group.", complexity="O(1)",
          args=(key(), string("group")))

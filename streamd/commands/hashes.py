@@ -193,6 +193,7 @@ def hmget(ctx, argv):
 
 
 @command("hgetall", 2, "readonly", _ONE_KEY,
+         tips="nondeterministic_output_order",
          key_flags="RO access", group="hash", since="2.0.0",
          summary="Returns all fields and values in a hash.",
          complexity="O(N) where N is the size of the hash.", args=(key(),),
@@ -204,6 +205,7 @@ def hgetall(ctx, argv):
 
 
 @command("hkeys", 2, "readonly", _ONE_KEY,
+         tips="nondeterministic_output_order",
          key_flags="RO access", group="hash", since="2.0.0",
          summary="Returns all fields in a hash.",
          complexity="O(N) where N is the size of the hash.", args=(key(),),
@@ -215,6 +217,7 @@ def hkeys(ctx, argv):
 
 
 @command("hvals", 2, "readonly", _ONE_KEY,
+         tips="nondeterministic_output_order",
          key_flags="RO access", group="hash", since="2.0.0",
          summary="Returns all values in a hash.",
          complexity="O(N) where N is the size of the hash.", args=(key(),),
@@ -262,6 +265,7 @@ _LONG_MAX = LLONG_MAX
 
 
 @command("hrandfield", -2, "readonly", _ONE_KEY,
+         tips="nondeterministic_output",
          key_flags="RO access", group="hash", since="6.2.0",
          summary="Returns one or more random fields from a hash.",
          complexity="O(N) where N is the number of fields returned",
@@ -306,6 +310,7 @@ def hrandfield(ctx, argv):
 
 
 @command("hscan", -3, "readonly", _ONE_KEY,
+         tips="nondeterministic_output",
          key_flags="RO access", group="hash", since="2.8.0",
          summary="Iterates over fields and values of a hash.",
          complexity="O(1) for every call. O(N) for a complete iteration, including enough "

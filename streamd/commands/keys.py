@@ -54,6 +54,7 @@ def _select(ctx, arg: bytes):
 # --- existence ---------------------------------------------------------------------------
 
 @command("del", -2, "write", _ALL_KEYS,
+         tips="request_policy:multi_shard response_policy:agg_sum",
          key_flags="RM delete", group="generic", since="1.0.0",
          summary="Deletes one or more keys.",
          complexity="O(N) where N is the number of keys that will be removed.",
@@ -65,6 +66,7 @@ def del_(ctx, argv):
 
 
 @command("unlink", -2, "write fast", _ALL_KEYS,
+         tips="request_policy:multi_shard response_policy:agg_sum",
          key_flags="RM delete", group="generic", since="4.0.0",
          summary="Asynchronously deletes one or more keys.",
          complexity="O(1) for each key removed regardless of its size.",
@@ -76,6 +78,7 @@ def unlink(ctx, argv):
 
 
 @command("exists", -2, "readonly fast", _ALL_KEYS,
+         tips="request_policy:multi_shard response_policy:agg_sum",
          key_flags="RO", group="generic", since="1.0.0",
          summary="Determines whether one or more keys exist.",
          complexity="O(N) where N is the number of keys to check.",
@@ -88,6 +91,7 @@ def exists(ctx, argv):
 
 
 @command("touch", -2, "readonly fast", _ALL_KEYS,
+         tips="request_policy:multi_shard response_policy:agg_sum",
          key_flags="RO", group="generic", since="3.2.1",
          summary="Returns the number of existing keys out of those specified after updating "
                  "the time they were last accessed.",
@@ -116,7 +120,9 @@ def type_(ctx, argv):
 
 # --- enumeration -------------------------------------------------------------------------
 
-@command("keys", 2, "readonly", group="generic", since="1.0.0",
+@command("keys", 2, "readonly",
+         acl="dangerous", tips="request_policy:all_shards nondeterministic_output_order",
+         group="generic", since="1.0.0",
          summary="Returns all key names that match a pattern.",
          complexity="O(N) with N being the number of keys in the database, under the "
                     "assumption that the key names in the database and the given pattern "
@@ -159,7 +165,8 @@ def parse_scan_options(args: Args, allow_type: bool):
     return count, pat, typ, novalues
 
 
-@command("scan", -2, "readonly", group="generic", since="2.8.0",
+@command("scan", -2, "readonly",
+         tips="nondeterministic_output request_policy:special", group="generic", since="2.8.0",
          summary="Iterates over the key names in the database.",
          complexity="O(1) for every call. O(N) for a complete iteration, including enough "
                     "command calls for the cursor to return back to 0. N is the number of "
@@ -187,7 +194,8 @@ def scan(ctx, argv):
     return [str(nxt).encode(), out]
 
 
-@command("randomkey", 1, "readonly", group="generic", since="1.0.0",
+@command("randomkey", 1, "readonly",
+         tips="request_policy:all_shards nondeterministic_output", group="generic", since="1.0.0",
          summary="Returns a random key name from the database.", complexity="O(1)",
          pure=True)
 def randomkey(ctx, argv):
@@ -293,7 +301,8 @@ def copy(ctx, argv):
     return 1
 
 
-@command("swapdb", 3, "write fast", group="generic", since="4.0.0",
+@command("swapdb", 3, "write fast",
+         acl="dangerous", group="generic", since="4.0.0",
          summary="Swaps two Redis databases.",
          complexity="O(N) where N is the count of clients watching or blocking on keys "
                     "from both databases.",
@@ -402,6 +411,7 @@ def _ttl(ctx, k: bytes, ms: bool, absolute: bool):
 
 
 @command("ttl", 2, "readonly fast", _ONE_KEY,
+         tips="nondeterministic_output",
          key_flags="RO access", group="generic", since="1.0.0",
          summary="Returns the expiration time in seconds of a key.", complexity="O(1)",
          args=(key(),),
@@ -412,6 +422,7 @@ def ttl(ctx, argv):
 
 
 @command("pttl", 2, "readonly fast", _ONE_KEY,
+         tips="nondeterministic_output",
          key_flags="RO access", group="generic", since="2.6.0",
          summary="Returns the expiration time in milliseconds of a key.", complexity="O(1)",
          args=(key(),),
@@ -472,6 +483,7 @@ def _object_value(ctx, argv):
 
 
 @command("object|encoding", 3, "readonly", (2, 2, 1),
+         tips="nondeterministic_output",
          key_flags="RO", group="generic", since="2.2.3",
          summary="Returns the internal encoding of a Redis object.", complexity="O(1)",
          args=(key(),))
@@ -484,6 +496,7 @@ def object_encoding(ctx, argv):
 
 
 @command("object|freq", 3, "readonly", (2, 2, 1),
+         tips="nondeterministic_output",
          key_flags="RO", group="generic", since="4.0.0",
          summary="Returns the logarithmic access frequency counter of a Redis object.",
          complexity="O(1)", args=(key(),))
@@ -499,6 +512,7 @@ def object_freq(ctx, argv):
 
 
 @command("object|idletime", 3, "readonly", (2, 2, 1),
+         tips="nondeterministic_output",
          key_flags="RO", group="generic", since="2.2.3",
          summary="Returns the time since the last access to a Redis object.",
          complexity="O(1)", args=(key(),))
@@ -515,6 +529,7 @@ def object_idletime(ctx, argv):
 
 
 @command("object|refcount", 3, "readonly", (2, 2, 1),
+         tips="nondeterministic_output",
          key_flags="RO", group="generic", since="2.2.3",
          summary="Returns the reference count of a value of a key.", complexity="O(1)",
          args=(key(),))

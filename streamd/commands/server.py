@@ -140,7 +140,10 @@ def info_text(ctx, sections: list[str]) -> str:
     return "\r\n".join(out[:-1]) + "\r\n" if out else ""
 
 
-@command("info", -1, "slow", group="server", since="1.0.0",
+@command("info", -1, "loading stale",
+         acl="dangerous",
+         tips="nondeterministic_output request_policy:all_shards response_policy:special",
+         group="server", since="1.0.0",
          summary="Returns information and statistics about the server.", complexity="O(1)",
          args=(string("section", optional=True, multiple=True),))
 def info(ctx, argv):
@@ -155,7 +158,7 @@ command("config", -2, "slow", group="server", since="2.0.0",
         complexity="Depends on subcommand.", container=True)
 
 
-@command("config|get", -3, "slow", group="server", since="2.0.0",
+@command("config|get", -3, "admin noscript loading stale", group="server", since="2.0.0",
          summary="Returns the effective values of configuration parameters.",
          complexity="O(N) when N is the number of configuration parameters provided",
          args=(string("parameter", multiple=True),))
@@ -181,7 +184,9 @@ def config_get(ctx, argv):
     return Map(list(found.values()))
 
 
-@command("config|set", -4, "slow", group="server", since="2.0.0",
+@command("config|set", -4, "admin noscript loading stale",
+         tips="request_policy:all_nodes response_policy:all_succeeded", group="server",
+         since="2.0.0",
          summary="Sets configuration parameters in-flight.",
          complexity="O(N) when N is the number of configuration parameters provided",
          args=(string("data", multiple=True),))
@@ -216,7 +221,7 @@ def config_set(ctx, argv):
     return OK
 
 
-@command("config|resetstat", 2, "slow", group="server", since="2.0.0",
+@command("config|resetstat", 2, "admin noscript loading stale", group="server", since="2.0.0",
          summary="Resets the server's statistics.", complexity="O(1)")
 def config_resetstat(ctx, argv):
     """CONFIG RESETSTAT"""
@@ -224,7 +229,7 @@ def config_resetstat(ctx, argv):
     return OK
 
 
-@command("config|rewrite", 2, "slow", group="server", since="2.8.0",
+@command("config|rewrite", 2, "admin noscript loading stale", group="server", since="2.8.0",
          summary="Persists the effective configuration to file.", complexity="O(1)")
 def config_rewrite(ctx, argv):
     """CONFIG REWRITE"""
@@ -235,7 +240,7 @@ def config_rewrite(ctx, argv):
     return OK
 
 
-@command("config|help", 2, "slow", group="server", since="5.0.0",
+@command("config|help", 2, "loading stale", group="server", since="5.0.0",
          summary="Returns helpful text about the different subcommands.", complexity="O(1)")
 def config_help(ctx, argv):
     """CONFIG HELP"""
@@ -250,7 +255,8 @@ def config_help(ctx, argv):
 
 # --- COMMAND -----------------------------------------------------------------------------
 
-@command("command", -1, "slow", group="server", since="2.8.13",
+@command("command", -1, "loading stale", acl="connection",
+         tips="nondeterministic_output_order", group="server", since="2.8.13",
          summary="Returns detailed information about all commands.",
          complexity="O(N) where N is the total number of Redis commands", alone=True)
 def command_(ctx, argv):
@@ -260,16 +266,17 @@ def command_(ctx, argv):
     return [c.info() for c in TABLE.values()]
 
 
-def _sub(name: str, arity: int, summary: str, since: str, args=()):
+def _sub(name: str, arity: int, summary: str, since: str, args=(), tips=()):
     def register(fn):
-        # Not through ``command``: Redis files COMMAND's subcommands under the server
-        # group but the @connection category, which ``command`` would derive as @admin.
+        # Not through ``command``, which registers a container's subcommands: COMMAND
+        # also runs alone. Redis gives them all the flags and categories set here.
         from .table import Command
         parent = TABLE[b"command"]
         parent.subcommands[name.encode()] = Command(
-            name=f"command|{name}", handler=fn, arity=arity, flags=frozenset({"slow"}),
-            group="server", since=since, summary=summary, arguments=tuple(args),
-            categories=("connection", "slow"), parent=parent)
+            name=f"command|{name}", handler=fn, arity=arity,
+            flags=frozenset({"loading", "stale"}), group="server", since=since,
+            summary=summary, arguments=tuple(args), categories=("slow", "connection"),
+            tips=tuple(tips), parent=parent)
         return fn
     return register
 
@@ -290,7 +297,8 @@ def command_count(ctx, argv):
 
 
 @_sub("info", -2, "Returns information about one, multiple or all commands.", "2.8.13",
-      args=(string("command-name", optional=True, multiple=True),))
+      args=(string("command-name", optional=True, multiple=True),),
+      tips=("nondeterministic_output_order",))
 def command_info(ctx, argv):
     """COMMAND INFO [command-name [command-name ...]]"""
     if len(argv) == 2:
@@ -305,7 +313,8 @@ def command_info(ctx, argv):
 @_sub("list", -2, "Returns a list of command names.", "7.0.0",
       args=(oneof("filterby", string("module-name", token="MODULE"),
                   string("category", token="ACLCAT"), pattern("pattern", token="PATTERN"),
-                  token="FILTERBY", optional=True),))
+                  token="FILTERBY", optional=True),),
+      tips=("nondeterministic_output_order",))
 def command_list(ctx, argv):
     """COMMAND LIST [FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]
 
@@ -339,7 +348,8 @@ def command_list(ctx, argv):
 
 
 @_sub("docs", -2, "Returns documentary information about one, multiple or all commands.",
-      "7.0.0", args=(string("command-name", optional=True, multiple=True),))
+      "7.0.0", args=(string("command-name", optional=True, multiple=True),),
+      tips=("nondeterministic_output_order",))
 def command_docs(ctx, argv):
     """COMMAND DOCS [command-name [command-name ...]]"""
     if len(argv) == 2:
@@ -433,7 +443,9 @@ def command_help(ctx, argv):
 
 # --- keyspace-wide -----------------------------------------------------------------------
 
-@command("dbsize", 1, "readonly fast", group="server", since="1.0.0",
+@command("dbsize", 1, "readonly fast",
+         acl="keyspace", tips="request_policy:all_shards response_policy:agg_sum", group="server",
+         since="1.0.0",
          summary="Returns the number of keys in the database.", complexity="O(1)",
          pure=True)
 def dbsize(ctx, argv):
@@ -450,7 +462,9 @@ def _flush_mode(argv, name):
         raise CommandError(E.SYNTAX)
 
 
-@command("flushdb", -1, "write", group="server", since="1.0.0",
+@command("flushdb", -1, "write",
+         acl="keyspace dangerous", tips="request_policy:all_shards response_policy:all_succeeded",
+         group="server", since="1.0.0",
          summary="Removes all keys from the current database.",
          complexity="O(N) where N is the number of keys in the selected database",
          args=(oneof("flush-type", token("ASYNC", since="4.0.0"), token("SYNC", since="6.2.0"),
@@ -462,7 +476,9 @@ def flushdb(ctx, argv):
     return OK
 
 
-@command("flushall", -1, "write", group="server", since="1.0.0",
+@command("flushall", -1, "write",
+         acl="keyspace dangerous", tips="request_policy:all_shards response_policy:all_succeeded",
+         group="server", since="1.0.0",
          summary="Removes all keys from all databases.",
          complexity="O(N) where N is the total number of keys in all databases",
          args=(oneof("flush-type", token("ASYNC", since="4.0.0"), token("SYNC", since="6.2.0"),
@@ -475,7 +491,8 @@ def flushall(ctx, argv):
     return OK
 
 
-@command("time", 1, "fast", group="server", since="2.6.0",
+@command("time", 1, "loading stale fast",
+         tips="nondeterministic_output", group="server", since="2.6.0",
          summary="Returns the server time.", complexity="O(1)")
 def time_(ctx, argv):
     """TIME"""
@@ -483,7 +500,8 @@ def time_(ctx, argv):
     return [b"%d" % (us // 1_000_000), b"%d" % (us % 1_000_000)]
 
 
-@command("lastsave", 1, "fast", group="server", since="1.0.0",
+@command("lastsave", 1, "loading stale fast",
+         acl="admin dangerous", tips="nondeterministic_output", group="server", since="1.0.0",
          summary="Returns the Unix timestamp of the last successful save to disk.",
          complexity="O(1)")
 def lastsave(ctx, argv):
@@ -491,7 +509,7 @@ def lastsave(ctx, argv):
     return ctx.server.lastsave
 
 
-@command("save", 1, "slow", group="server", since="1.0.0",
+@command("save", 1, "admin noscript no_async_loading no_multi", group="server", since="1.0.0",
          summary="Synchronously saves the database(s) to disk.",
          complexity="O(N) where N is the total number of keys in all databases")
 def save(ctx, argv):
@@ -502,7 +520,8 @@ def save(ctx, argv):
     return OK
 
 
-@command("shutdown", -1, "slow noauth", group="server", since="1.0.0",
+@command("shutdown", -1, "admin noscript loading stale no_multi allow_busy", group="server",
+         since="1.0.0",
          summary="Synchronously saves the database(s) to disk and shuts down the Redis server.",
          complexity="O(N) when saving, where N is the total number of keys in all databases",
          args=(oneof("save-selector", token("NOSAVE"), token("SAVE"), optional=True),
@@ -527,7 +546,9 @@ command("function", -2, "slow", group="scripting", since="7.0.0",
         container=True)
 
 
-@command("function|flush", -2, "write noscript", group="scripting", since="7.0.0",
+@command("function|flush", -2, "write noscript",
+         tips="request_policy:all_shards response_policy:all_succeeded",
+         group="scripting", since="7.0.0",
          summary="Deletes all libraries and functions.",
          complexity="O(N) where N is the number of functions deleted",
          args=(oneof("flush-type", token("ASYNC"), token("SYNC"), optional=True),))

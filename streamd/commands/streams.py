@@ -270,7 +270,10 @@ _STRATEGY_DOC = oneof("condition", token("KEEPREF"), token("DELREF"), token("ACK
 
 
 @command("XADD", -5, "write denyoom fast", (1, 1, 1),
-         key_flags="RW update", group="stream", since="5.0.0",
+         tips="nondeterministic_output",
+         key_flags="RW update",
+         key_notes="UPDATE instead of INSERT because of the optional trimming feature",
+         group="stream", since="5.0.0",
          summary="Appends a new message to a stream. Creates the key if it doesn't exist.",
          complexity="O(1) when adding a new entry, O(N) when trimming where N being the "
                     "number of entries evicted.",
@@ -624,6 +627,7 @@ def xdelex(ctx, argv):
 # --- XTRIM ---------------------------------------------------------------------------------
 
 @command("XTRIM", -4, "write", (1, 1, 1),
+         tips="nondeterministic_output",
          key_flags="RW delete", group="stream", since="5.0.0",
          summary="Deletes messages from the beginning of a stream.",
          complexity="O(N), with N being the number of evicted entries. Constant times are "

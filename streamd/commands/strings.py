@@ -94,7 +94,9 @@ def _store(ctx, k: bytes, value: bytes, keep_ttl: bool = False, when_ms=None) ->
 
 
 @command("set", -3, "write denyoom", _ONE_KEY,
-         key_flags="RW access update variable_flags", group="string", since="1.0.0",
+         key_flags="RW access update variable_flags",
+         key_notes="RW and ACCESS due to the optional `GET` argument", group="string",
+         since="1.0.0",
          summary="Sets the string value of a key, ignoring its type. The key is created if "
                  "it doesn't exist.", complexity="O(1)",
          args=(key(), string("value"),
@@ -202,6 +204,7 @@ def get(ctx, argv):
 
 
 @command("mget", -2, "readonly fast", (1, -1, 1),
+         tips="request_policy:multi_shard",
          key_flags="RO access", group="string", since="1.0.0",
          summary="Atomically returns the string values of one or more keys.",
          complexity="O(N) where N is the number of keys to retrieve.",
@@ -233,7 +236,8 @@ def getdel(ctx, argv):
 
 
 @command("getex", -2, "write fast", _ONE_KEY,
-         key_flags="RW access update", group="string", since="6.2.0",
+         key_flags="RW access update",
+         key_notes="RW and UPDATE because it changes the TTL", group="string", since="6.2.0",
          summary="Returns the string value of a key after setting its expiration time.",
          complexity="O(1)",
          args=(key(), oneof("expiration", integer("seconds", token="EX"),
@@ -304,6 +308,7 @@ def getrange(ctx, argv):
 # --- writes ------------------------------------------------------------------------------
 
 @command("mset", -3, "write denyoom", (1, -1, 2),
+         tips="request_policy:multi_shard response_policy:all_succeeded",
          key_flags="OW update", group="string", since="1.0.1",
          summary="Atomically creates or modifies the string values of one or more keys.",
          complexity="O(N) where N is the number of keys to set.",
@@ -318,6 +323,7 @@ def mset(ctx, argv):
 
 
 @command("msetnx", -3, "write denyoom", (1, -1, 2),
+         tips="request_policy:multi_shard response_policy:agg_min",
          key_flags="OW insert", group="string", since="1.0.1",
          summary="Atomically modifies the string values of one or more keys only when all "
                  "keys don't exist.", complexity="O(N) where N is the number of keys to set.",

@@ -105,6 +105,7 @@ class Command:
     # the single spec, or one per key position from ``first_key`` when each key has its own
     # spec (RENAME's source and destination). Empty: derived from the write flag.
     key_flags: tuple = ()
+    key_notes: str = ""  # the key spec's "notes", where Redis explains its flags
     # Optional ``fn(argv) -> str``: the flags of a command whose key access depends on its
     # arguments (SET with or without GET), for COMMAND GETKEYSANDFLAGS.
     key_flags_for: Callable | None = None
@@ -114,6 +115,7 @@ class Command:
     complexity: str = ""
     arguments: tuple = ()
     categories: tuple = ()
+    tips: tuple = ()  # COMMAND INFO's tips (request_policy:..., nondeterministic_output)
     doc_flags: tuple = ()
     # A deprecated command's docs name the version that deprecated it and its replacement.
     deprecated_since: str = ""
@@ -197,11 +199,13 @@ class Command:
                 last = (self.last_key - self.first_key if self.last_key >= 0
                         else self.last_key)
                 specs = [_key_spec(per_key[0], (b"index", [(b"index", self.first_key)]),
-                                   (last, self.step or 1, 0))]
+                                   (last, self.step or 1, 0), self.key_notes)]
         subs = [c.info() for c in self.subcommands.values()]
         return [self.name.encode(), self.arity, SetReply([Simple(f) for f in flags]),
                 self.first_key, self.last_key, self.step,
-                SetReply([Simple(f"@{c}") for c in cats]), SetReply([]), SetReply(specs),
+                SetReply([Simple(f"@{c}") for c in cats]),
+                SetReply([t.encode() for t in self.tips]),
+                SetReply(specs),
                 subs if subs else SetReply([])]
 
     def docs(self):
@@ -236,11 +240,11 @@ _NOT_FLAGS = frozenset({"slow"})
 _FLAG_NAMES = {"noauth": "no_auth"}
 
 
-def _key_spec(flags: str, begin: tuple, find: tuple) -> Map:
+def _key_spec(flags: str, begin: tuple, find: tuple, notes: str = "") -> Map:
     """One key spec: ``begin`` is (type, spec pairs), ``find`` a range (lastkey, keystep,
     limit)."""
     lastkey, keystep, limit = find
-    return Map([
+    return Map([(b"notes", notes.encode())] * bool(notes) + [
         (b"flags", SetReply([Simple(f) for f in flags.split()])),
         (b"begin_search", Map([(b"type", begin[0]), (b"spec", Map(begin[1]))])),
         (b"find_keys", Map([(b"type", b"range"), (b"spec", Map([
@@ -250,7 +254,7 @@ def _key_spec(flags: str, begin: tuple, find: tuple) -> Map:
 
 _GROUP_CATEGORIES = {
     "stream": "stream", "string": "string", "hash": "hash", "generic": "keyspace",
-    "connection": "connection", "server": "admin", "transactions": "transaction",
+    "connection": "connection", "transactions": "transaction", "scripting": "scripting",
 }
 
 
@@ -258,7 +262,8 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             group: str = "generic", since: str = "1.0.0", summary: str = "",
             complexity: str = "", args: tuple = (), container: bool = False,
             doc_flags: tuple = (), keyword_keys: tuple = (), pure: bool = False,
-            deprecated: tuple = (), alone: bool = False, key_flags: tuple | str = ()):
+            deprecated: tuple = (), alone: bool = False, key_flags: tuple | str = (),
+            acl: str = "", tips: str = "", key_notes: str = ""):
     """Register a command (or, with ``container=True``, a container of subcommands).
 
     Used as a decorator on the handler ``handler(ctx, argv) -> reply``; a container is
@@ -271,26 +276,29 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     ``alone`` marks a command that also has subcommands (COMMAND): dispatch resolves
     ``COMMAND DOCS`` to its subcommand, as for any container, and ``COMMAND`` to itself, so
     each counts in its own INFO commandstats line. ``key_flags`` is the key-spec flags
-    string, or a tuple of them (see ``Command.key_flags``).
+    string, or a tuple of them (see ``Command.key_flags``). ``acl`` names the ACL
+    categories Redis's command table gives explicitly beyond the group's (``dangerous``,
+    ``keyspace`` ...); those implied by the flags are added as Redis does (write, read,
+    admin + dangerous, fast or else slow, blocking). ``tips`` are COMMAND INFO's tips and
+    ``key_notes`` its key spec's notes.
     """
     if keyword_keys:
         flags += " movablekeys"
     keyword, keyword_from, keyword_limit = keyword_keys or ("", 0, 0)
     flagset = frozenset(flags.split())
     cats = []
-    if "write" in flagset:
-        cats.append("write")
-    if "readonly" in flagset:
-        cats.append("read")
-    if "fast" in flagset:
-        cats.append("fast")
-    else:
-        cats.append("slow")
-    if "blocking" in flagset:
-        cats.append("blocking")
     if group in _GROUP_CATEGORIES and not container:
         # A container is only @slow in Redis: its subcommands carry the group's category.
-        cats.insert(0, _GROUP_CATEGORIES[group])
+        cats.append(_GROUP_CATEGORIES[group])
+    cats.extend(acl.split())
+    for flag, implied in (("write", ("write",)), ("readonly", ("read",)),
+                          ("admin", ("admin", "dangerous")), ("fast", ("fast",)),
+                          ("blocking", ("blocking",))):
+        if flag in flagset:
+            cats.extend(implied)
+    if "fast" not in cats:
+        cats.append("slow")
+    cats = list(dict.fromkeys(cats))
 
     def register(handler):
         cmd = Command(name=name.lower(), handler=handler, arity=arity, flags=flagset,
@@ -301,6 +309,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
                       group=group,
                       since=since, summary=summary, complexity=complexity,
                       arguments=tuple(args), categories=tuple(cats),
+                      tips=tuple(tips.split()), key_notes=key_notes,
                       doc_flags=("deprecated",) + doc_flags if deprecated else doc_flags,
                       deprecated_since=deprecated[0] if deprecated else "",
                       replaced_by=deprecated[1] if deprecated else "")

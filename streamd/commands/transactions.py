@@ -12,7 +12,7 @@ from .errors import CommandError
 from .table import command, key
 
 
-@command("multi", 1, "noscript loading stale fast", group="transactions", since="1.2.0",
+@command("multi", 1, "noscript loading stale fast allow_busy", group="transactions", since="1.2.0",
          summary="Starts a transaction.", complexity="O(1)")
 def multi(ctx, argv):
     """MULTI"""
@@ -60,7 +60,8 @@ def exec_(ctx, argv):
     return replies
 
 
-@command("discard", 1, "noscript loading stale fast", group="transactions", since="2.0.0",
+@command("discard", 1, "noscript loading stale fast allow_busy", group="transactions",
+         since="2.0.0",
          summary="Discards a transaction.", complexity="O(N), when N is the number of queued commands")
 def discard(ctx, argv):
     """DISCARD"""
@@ -70,7 +71,7 @@ def discard(ctx, argv):
     return OK
 
 
-@command("watch", -2, "noscript loading stale fast", (1, -1, 1),
+@command("watch", -2, "noscript loading stale fast allow_busy", (1, -1, 1),
          key_flags="RO", group="transactions",
          since="2.2.0", summary="Monitors changes to keys to determine the execution of a transaction.",
          complexity="O(1) for every key.", args=(key(multiple=True),))
@@ -90,7 +91,8 @@ def watch(ctx, argv):
     return OK
 
 
-@command("unwatch", 1, "noscript loading stale fast", group="transactions", since="2.2.0",
+@command("unwatch", 1, "noscript loading stale fast allow_busy", group="transactions",
+         since="2.2.0",
          summary="Forgets about watched keys of a transaction.", complexity="O(1)")
 def unwatch(ctx, argv):
     """UNWATCH"""
