@@ -837,6 +837,27 @@ def test_resp3_xreadgroup_history_with_deleted_entry(r, wire):
         b"%1\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-0\r\n_\r\n"
 
 
+def test_resp3_nulls_of_empty_streams_and_groups(r, wire):
+    """RESP3 nulls are ``_`` wherever Redis has nothing to give: NOMKSTREAM on a missing
+    key, XREAD with no data, the summary XPENDING of an empty PEL, a never-read group's
+    entries-read and the first/last entry of an emptied stream."""
+    assert wire.resp3("XADD", "s", "NOMKSTREAM", "*", "a", "1") == b"_\r\n"
+    assert wire.resp3("XREAD", "STREAMS", "s", "0") == b"_\r\n"
+    wire("XADD", "s", "1-1", "a", "1")
+    wire("XGROUP", "CREATE", "s", "g", "$")
+    assert wire.resp3("XPENDING", "s", "g") == b"*4\r\n:0\r\n_\r\n_\r\n_\r\n"
+    assert wire.resp3("XDEL", "s", "1-1") == b":1\r\n"
+    assert wire.resp3("XINFO", "GROUPS", "s") == (
+        b"*1\r\n%6\r\n$4\r\nname\r\n$1\r\ng\r\n$9\r\nconsumers\r\n:0\r\n"
+        b"$7\r\npending\r\n:0\r\n$17\r\nlast-delivered-id\r\n$3\r\n1-1\r\n"
+        b"$12\r\nentries-read\r\n_\r\n$3\r\nlag\r\n:0\r\n")
+    info = wire.resp3("XINFO", "STREAM", "s")
+    assert info.startswith(b"%") and info.endswith(
+        b"$6\r\ngroups\r\n:1\r\n$11\r\nfirst-entry\r\n_\r\n$10\r\nlast-entry\r\n_\r\n")
+    assert wire("XINFO", "STREAM", "s").endswith(
+        b"$11\r\nfirst-entry\r\n$-1\r\n$10\r\nlast-entry\r\n$-1\r\n")
+
+
 # --- more CLAIM-read behaviour (8.4) ------------------------------------------------------------
 
 @pytest.mark.min_redis("8.4")
