@@ -239,3 +239,17 @@ def test_timeout_deadline_kept_across_reblocks(r, raw):
     elapsed = time.monotonic() - start
     # A deadline restarted at the re-block would end at about 1.7 s.
     assert 0.95 <= elapsed < 1.5, elapsed
+
+
+def test_timeout_table_counts_only_waiters_with_a_timeout(r, raw):
+    forever, timed = raw(), raw()
+    send(forever, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r, 1)
+    assert r.info("clients")["clients_in_timeout_table"] == 0
+    send(timed, "XREAD", "BLOCK", "10000", "STREAMS", "s", "$")
+    wait_blocked(r, 2)
+    assert r.info("clients")["clients_in_timeout_table"] == 1
+    r.xadd("s", {"f": "v"}, id="1-0")
+    assert forever.read_reply() == ENTRY_1
+    assert timed.read_reply() == ENTRY_1
+    assert r.info("clients")["clients_in_timeout_table"] == 0

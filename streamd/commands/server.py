@@ -52,12 +52,12 @@ def _section(ctx, name: str) -> list[str]:
             f"config_file:{ctx.config.file or ''}",
         ]
     if name == "clients":
-        blocked, keys, nokey = srv.blocked_stats()
+        blocked, timed, keys, nokey = srv.blocked_stats()
         return [f"connected_clients:{len(srv.clients)}", "cluster_connections:0",
                 f"maxclients:{ctx.config['maxclients']}", f"blocked_clients:{blocked}",
                 "tracking_clients:0", "pubsub_clients:0", "watching_clients:"
                 f"{sum(1 for c in srv.clients.values() if c.watched)}",
-                f"clients_in_timeout_table:{blocked}", f"total_watched_keys:"
+                f"clients_in_timeout_table:{timed}", f"total_watched_keys:"
                 f"{sum(len(db.watched) for db in ks.dbs)}",
                 f"total_blocking_keys:{keys}", f"total_blocking_keys_on_nokey:{nokey}"]
     if name == "memory":

@@ -315,16 +315,19 @@ class Server:
                         continue  # still nothing to serve: keep the original deadline
                     self._finish(waiter, reply)
 
-    def blocked_stats(self) -> tuple[int, int, int]:
-        """(blocked clients, blocking keys, blocking keys that also wake on deletion)."""
+    def blocked_stats(self) -> tuple[int, int, int, int]:
+        """(blocked clients, those with a timeout, blocking keys, blocking keys that also
+        wake on deletion). Redis's timeout table holds only clients with a deadline: BLOCK
+        0 waits forever and has no entry there."""
         keys = nokey = 0
         for db in self.keyspace.dbs:
             for queue in db.blocking.values():
                 keys += 1
                 if any(w.nokey for w in queue):
                     nokey += 1
-        blocked = sum(1 for c in self.clients.values() if c.waiter is not None)
-        return blocked, keys, nokey
+        waiters = [c.waiter for c in self.clients.values() if c.waiter is not None]
+        timed = sum(1 for w in waiters if w.deadline)
+        return len(waiters), timed, keys, nokey
 
     # --- clients -------------------------------------------------------------------------
     def client_connected(self, client: Client) -> None:
