@@ -253,3 +253,22 @@ def test_timeout_table_counts_only_waiters_with_a_timeout(r, raw):
     assert forever.read_reply() == ENTRY_1
     assert timed.read_reply() == ENTRY_1
     assert r.info("clients")["clients_in_timeout_table"] == 0
+
+
+
+def test_swapdb_bringing_a_string_keeps_the_reader_blocked(r, raw, make_client):
+    # The database swapped in holds a string at the key: Redis only serves XREAD waiters
+    # when the key holds a stream, so the reader stays parked.
+    one = make_client()
+    one.execute_command("SELECT", 1)
+    one.set("s", "string")
+    r.xadd("s", {"f": "v"}, id="1-0")
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    r.swapdb(0, 1)
+    time.sleep(0.1)
+    assert blocked_count(r) == 1
+    r.swapdb(0, 1)
+    r.xadd("s", {"f": "v"}, id="2-0")
+    assert c.read_reply() == ENTRY_1.replace(b"1-0", b"2-0")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import random
 import time
 
+from .stream import Stream
+
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
@@ -237,7 +239,8 @@ class Keyspace:
             for k in list(d.watched):
                 if k in before_a or k in before_b:
                     d._touch_watchers(k)
-            # Waiters re-run when their key now holds data; a vanished key only wakes the
-            # ones that care about deletion.
+            # Waiters re-run when their key now holds a stream. A vanished key, or one that
+            # now holds another type, only wakes the ones that care about deletion: an
+            # XREAD re-run there would fail with WRONGTYPE where Redis keeps it blocked.
             for k in list(d.blocking):
-                self.ready.append((d, k, k not in d.data))
+                self.ready.append((d, k, type(d.data.get(k)) is not Stream))
