@@ -241,19 +241,32 @@ def test_timeout_deadline_kept_across_reblocks(r, raw):
     assert 0.95 <= elapsed < 1.5, elapsed
 
 
-def test_timeout_table_counts_only_waiters_with_a_timeout(r, raw):
-    forever, timed = raw(), raw()
-    send(forever, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
-    wait_blocked(r, 1)
-    assert r.info("clients")["clients_in_timeout_table"] == 0
-    send(timed, "XREAD", "BLOCK", "10000", "STREAMS", "s", "$")
-    wait_blocked(r, 2)
-    assert r.info("clients")["clients_in_timeout_table"] == 1
+def test_stays_blocked_when_the_stream_is_overwritten_by_a_string(r, raw):
+    # SET over the stream changes the key's type in one step: XREAD is not woken by it
+    # (re-running it there would reply WRONGTYPE).
     r.xadd("s", {"f": "v"}, id="1-0")
-    assert forever.read_reply() == ENTRY_1
-    assert timed.read_reply() == ENTRY_1
-    assert r.info("clients")["clients_in_timeout_table"] == 0
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    r.set("s", "string now")
+    time.sleep(0.1)
+    assert blocked_count(r) == 1
+    r.delete("s")
+    r.xadd("s", {"f": "v"}, id="2-0")
+    assert c.read_reply() == ENTRY_1.replace(b"1-0", b"2-0")
 
+
+def test_rename_of_a_string_onto_the_key_keeps_the_reader_blocked(r, raw):
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    r.set("t", "string")
+    assert r.rename("t", "s")
+    time.sleep(0.1)
+    assert blocked_count(r) == 1
+    r.delete("s")
+    r.xadd("s", {"f": "v"}, id="1-0")
+    assert c.read_reply() == ENTRY_1
 
 
 def test_swapdb_bringing_a_string_keeps_the_reader_blocked(r, raw, make_client):
@@ -272,3 +285,17 @@ def test_swapdb_bringing_a_string_keeps_the_reader_blocked(r, raw, make_client):
     r.swapdb(0, 1)
     r.xadd("s", {"f": "v"}, id="2-0")
     assert c.read_reply() == ENTRY_1.replace(b"1-0", b"2-0")
+
+
+def test_timeout_table_counts_only_waiters_with_a_timeout(r, raw):
+    forever, timed = raw(), raw()
+    send(forever, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r, 1)
+    assert r.info("clients")["clients_in_timeout_table"] == 0
+    send(timed, "XREAD", "BLOCK", "10000", "STREAMS", "s", "$")
+    wait_blocked(r, 2)
+    assert r.info("clients")["clients_in_timeout_table"] == 1
+    r.xadd("s", {"f": "v"}, id="1-0")
+    assert forever.read_reply() == ENTRY_1
+    assert timed.read_reply() == ENTRY_1
+    assert r.info("clients")["clients_in_timeout_table"] == 0
