@@ -245,3 +245,66 @@ def test_claim_block_second_waiter_gets_the_entry_once_it_is_idle(r, raw):
     reply = c2.read_reply(timeout=3)
     assert reply.startswith(b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*4\r\n$3\r\n2-0\r\n")
     assert r.xpending_range("s", "g", "-", "+", 10)[0]["consumer"] == b"c2"
+
+
+def _key_gone_reply(target) -> bytes:
+    # 7.0 answered a parked XREADGROUP whose key went away with its own error; 7.2+ re-run
+    # the command, which fails to find the key (§5).
+    if target.version >= (7, 2):
+        return (b"-NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP "
+                b"option\r\n")
+    return b"-UNBLOCKED the stream key no longer exists\r\n"
+
+
+def test_reader_that_disconnected_takes_no_entry(group, raw):
+    r = group
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r)
+    c.close()
+    deadline = time.monotonic() + 3
+    while blocked_count(r) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert blocked_count(r) == 0
+    r.xadd("s", {"f": "v"}, id="1-0")
+    assert r.xpending("s", "g")["pending"] == 0
+    assert r.xinfo_groups("s")[0]["last-delivered-id"] == b"0-0"
+
+
+def test_waiter_is_served_before_the_writers_next_pipelined_command(group, raw):
+    # Redis serves the clients a command made ready before running the next command, even
+    # one already read in the same packet.
+    r = group
+    c, w = raw(), raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r)
+    w.send(enc("XADD", "s", "1-0", "f", "v") + enc("XPENDING", "s", "g"))
+    assert w.read_reply() == b"$3\r\n1-0\r\n"
+    assert w.read_reply() == (b"*4\r\n:1\r\n$3\r\n1-0\r\n$3\r\n1-0\r\n"
+                              b"*1\r\n*2\r\n$1\r\nc\r\n$1\r\n1\r\n")
+    assert b"1-0" in c.read_reply()
+
+
+def test_key_expiring_wakes_the_reader(group, raw, target):
+    # Nobody touches the key: the server's own expiry cycle must remove it and serve the
+    # waiter (no command runs in between that could do it instead).
+    r = group
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r)
+    r.pexpire("s", 50)
+    assert c.read_reply(timeout=3) == _key_gone_reply(target)
+
+
+@pytest.mark.parametrize("move_away", [("RENAME", "s", "t"), ("MOVE", "s", "1")])
+def test_key_moved_away_wakes_the_reader(group, raw, target, move_away):
+    r = group
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r)
+    r.execute_command(*move_away)
+    assert c.read_reply() == _key_gone_reply(target)
+    if move_away[0] == "MOVE":
+        r.execute_command("SELECT", 1)
+        r.delete("s")
+        r.execute_command("SELECT", 0)
