@@ -176,6 +176,23 @@ def test_lazy_expiry_on_access(r):
     assert r.ttl("w") == -1
 
 
+def test_key_past_its_ttl_is_absent_for_del_persist_and_keys(r):
+    # Expired but not yet reclaimed: DEL finds nothing to delete (the expiry counts in
+    # expired_keys), PERSIST cannot bring the key back and KEYS * does not list it.
+    before = r.info("stats")["expired_keys"]
+    r.set("d", "v", px=1)
+    r.set("p", "v", px=1)
+    time.sleep(0.01)
+    assert r.delete("d") == 0
+    assert r.persist("p") is False
+    assert r.exists("d", "p") == 0
+    assert r.info("stats")["expired_keys"] - before == 2
+    r.set("k", "v", px=1)
+    r.set("live", "v")
+    time.sleep(0.01)
+    assert r.keys("*") == [b"live"]
+
+
 def test_expired_key_is_not_listed(r):
     r.set("dead", "v", px=30)
     r.set("live", "v")

@@ -114,6 +114,19 @@ def test_scan_keeps_keys_present_throughout_despite_churn(r):
     assert stable <= seen
 
 
+def test_scan_never_returns_a_key_deleted_before_it_was_reached(r):
+    names = [f"k{i}".encode() for i in range(50)]
+    r.mset({n: 1 for n in names})
+    cursor, first = r.scan(0, count=1)
+    assert cursor != 0
+    r.delete(*[n for n in names if n not in first])
+    later = []
+    while cursor != 0:
+        cursor, batch = r.scan(cursor, count=1)
+        later += batch
+    assert set(later) <= set(first)
+
+
 def test_scan_match_count_type(streams, r):
     r.mset({"s1": 1, "s2": 2, "other": 3})
     r.hset("h1", "f", "v")
@@ -141,6 +154,7 @@ def test_scan_errors(r):
         "value is not an integer or out of range"
     assert err(r.execute_command, "SCAN", "0", "MATCH") == "syntax error"
     assert err(r.execute_command, "SCAN", "0", "FOO", "bar") == "syntax error"
+    assert err(r.execute_command, "SCAN", "0", "NOVALUES") == "syntax error"  # HSCAN's only
 
 
 def test_scan_reply_shape(r, call):
@@ -276,6 +290,17 @@ def test_copy(r):
         r.execute_command("SELECT", 0)
 
 
+def test_copy_replace_and_rename_leave_the_destination_with_the_source_ttl(r):
+    # The value that was at the destination goes with its TTL.
+    r.set("src", "a")
+    r.set("dst", "b", ex=100)
+    assert r.copy("src", "dst", replace=True) is True
+    assert r.ttl("dst") == -1
+    r.set("dst", "b", ex=100)
+    assert r.rename("src", "dst")
+    assert r.ttl("dst") == -1
+
+
 def test_copy_is_deep_for_hashes(r):
     r.hset("h", "f", "1")
     r.copy("h", "h2")
@@ -359,6 +384,16 @@ def test_swapdb_invalidates_watch_on_either_side(r, make_client):
     c.execute_command("SET", "x", "1")
     assert c.execute_command("EXEC") == [b"OK"]
     r.swapdb(0, 1)
+
+
+def test_swapdb_of_a_database_with_itself_leaves_watch_alone(r, make_client):
+    r.set("k", "v")
+    c = make_client()
+    c.execute_command("WATCH", "k")
+    assert r.swapdb(0, 0) is True  # nothing moves, so nothing watched changed
+    c.execute_command("MULTI")
+    c.execute_command("SET", "x", "1")
+    assert c.execute_command("EXEC") == [b"OK"]
 
 
 def test_swapdb_wakes_reader_blocked_on_a_key_that_arrives(streams, r, make_client):
@@ -453,6 +488,10 @@ def test_object_refcount_freq_idletime_help(r, call):
     assert help_lines[0] == b"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
     assert b"ENCODING <key>" in help_lines
     assert r.object("refcount", "nokey") is None
+    r.hset("h", "f", "v")
+    r.execute_command("XADD", "st", "1-0", "f", "v")
+    assert r.object("refcount", "h") == 1
+    assert r.object("refcount", "st") == 1
     assert r.object("idletime", "nokey") is None
 
 
