@@ -299,3 +299,30 @@ def test_timeout_table_counts_only_waiters_with_a_timeout(r, raw):
     assert forever.read_reply() == ENTRY_1
     assert timed.read_reply() == ENTRY_1
     assert r.info("clients")["clients_in_timeout_table"] == 0
+
+
+def test_dollar_on_an_emptied_stream_is_its_last_id(r, raw):
+    # The stream is empty but remembers 5-0: `$` means 5-0, so a stream renamed onto the
+    # key with only older entries serves nothing.
+    r.xadd("s", {"f": "v"}, id="5-0")
+    r.xdel("s", "5-0")
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    r.xadd("t", {"f": "v"}, id="1-0")
+    assert r.rename("t", "s")
+    time.sleep(0.1)
+    assert blocked_count(r) == 1
+    r.xadd("s", {"f": "v"}, id="6-0")
+    assert c.read_reply() == ENTRY_1.replace(b"1-0", b"6-0")
+
+
+def test_client_kill_of_a_parked_client_closes_it(r, raw):
+    c = raw()
+    cid = client_id(c)
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    assert r.execute_command("CLIENT", "KILL", "ID", cid) == 1
+    assert c.is_closed()
+    wait_blocked(r, 0)
+    assert r.execute_command("CLIENT", "UNBLOCK", cid) == 0
