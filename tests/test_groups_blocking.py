@@ -308,3 +308,18 @@ def test_key_moved_away_wakes_the_reader(group, raw, target, move_away):
         r.execute_command("SELECT", 1)
         r.delete("s")
         r.execute_command("SELECT", 0)
+
+
+# 7.0 created the consumer only once it was served; 7.2+ create it before blocking (§3).
+@pytest.mark.min_redis("7.2")
+def test_consumer_is_created_when_the_read_blocks(group, raw):
+    r = group
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r)
+    assert [x["name"] for x in r.xinfo_consumers("s", "g")] == [b"c"]
+    m = raw()  # inside MULTI the read cannot block: null, but the consumer exists
+    m.send(enc("MULTI") + enc("XREADGROUP", "GROUP", "g", "m", "BLOCK", "0", "STREAMS", "s",
+                              ">") + enc("EXEC"))
+    assert [m.read_reply() for _ in range(3)] == [b"+OK\r\n", b"+QUEUED\r\n", b"*1\r\n*-1\r\n"]
+    assert [x["name"] for x in r.xinfo_consumers("s", "g")] == [b"c", b"m"]
