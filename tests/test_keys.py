@@ -569,3 +569,14 @@ def test_match_pattern_edge_cases(r, call):
     assert matched("[]]") == []
     assert matched("[a-]") == [b"]", b"a"]  # a range up to the closing bracket
     assert matched("?b") == [b"ab"]
+
+
+def test_match_star_alone_lists_the_empty_key_name(r):
+    # A lone `*` means "no pattern" (the empty name included); any other pattern goes
+    # through the matcher, which never matches an empty name against `**`.
+    r.set("", "v")
+    r.set("a", "v")
+    assert sorted(r.keys("*")) == [b"", b"a"]
+    assert sorted(r.scan(0, match="*", count=100)[1]) == [b"", b"a"]
+    assert r.keys("**") == [b"a"]
+    assert r.scan(0, match="**", count=100)[1] == [b"a"]

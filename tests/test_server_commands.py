@@ -608,6 +608,16 @@ def test_flushall_empties_every_database(call):
     assert call("DBSIZE") == 0
 
 
+def test_flush_counts_one_change_per_key_removed(r):
+    r.mset({"a": 1, "b": 2, "c": 3})
+    r.execute_command("SELECT", 1)
+    r.set("d", 4)
+    r.execute_command("SELECT", 0)
+    assert [n for _, n in dirty_changes(r, [("FLUSHDB",), ("FLUSHDB",)])] == [3, 0]
+    r.mset({"a": 1, "b": 2})
+    assert [n for _, n in dirty_changes(r, [("FLUSHALL",), ("FLUSHALL",)])] == [3, 0]
+
+
 def test_command_subcommands_count_in_their_own_commandstats_lines(r, raw):
     # COMMAND runs alone and has subcommands: each counts under its own name, as the
     # subcommands of any container do.
