@@ -326,3 +326,37 @@ def test_client_kill_of_a_parked_client_closes_it(r, raw):
     assert c.is_closed()
     wait_blocked(r, 0)
     assert r.execute_command("CLIENT", "UNBLOCK", cid) == 0
+
+
+def test_key_named_twice_leaves_no_blocking_key_behind(r, raw, target):
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "s", "$", "$")
+    wait_blocked(r)
+    if target.version >= (7, 2):  # total_blocking_keys is 7.2+
+        assert r.info("clients")["total_blocking_keys"] == 1
+    r.xadd("s", {"f": "v"}, id="1-0")
+    assert b"1-0" in c.read_reply()
+    assert blocked_count(r) == 0
+    if target.version >= (7, 2):
+        assert r.info("clients")["total_blocking_keys"] == 0
+
+
+def test_a_blocked_command_counts_once_in_commandstats(r, raw):
+    # However often a parked command re-runs, it is one call: served, timed out or
+    # unblocked (ERROR also counts as a failed call).
+    r.config_resetstat()
+    served, reblocked, unblocked = raw(), raw(), raw()
+    uid = client_id(unblocked)
+    send(served, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r, 1)
+    send(reblocked, "XREAD", "BLOCK", "300", "STREAMS", "s", "9-0")
+    wait_blocked(r, 2)
+    r.xadd("s", {"f": "v"}, id="1-0")  # serves one, the other re-runs and parks again
+    assert served.read_reply() == ENTRY_1
+    assert reblocked.read_reply() == b"*-1\r\n"
+    send(unblocked, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r, 1)
+    assert r.execute_command("CLIENT", "UNBLOCK", uid, "ERROR") == 1
+    assert unblocked.read_reply().startswith(b"-UNBLOCKED")
+    stats = r.info("commandstats")["cmdstat_xread"]
+    assert (stats["calls"], stats["failed_calls"]) == (3, 1)

@@ -127,13 +127,13 @@ class Server:
                 reply = cmd.handler(client, argv)
             except Exception as exc:
                 reply = self._failed(cmd, argv, exc)
-            cmd.calls += 1
             elapsed = time_ns() - start
             if elapsed > 0:  # the wall clock may step back
                 cmd.usec += elapsed // 1000
             if type(reply) is Block:
                 self._park(client, cmd, argv, reply)
                 return done, True
+            cmd.calls += 1
             if ks.ready:
                 self.handle_ready()
             encode(reply, client._out, client.resp)
@@ -204,8 +204,9 @@ class Server:
         return cmd
 
     def commands_processed(self) -> int:
-        """INFO ``total_commands_processed``: every handler run (EXEC's inner commands and
-        re-runs of woken blocked commands included), counted once per command in its stats."""
+        """INFO ``total_commands_processed``: every command run (EXEC's inner commands
+        included), counted once per command in its stats; a command that blocked counts
+        once, when it is served, times out or is unblocked, however often it re-ran."""
         return sum(c.calls for cmd in TABLE.values() for c in (cmd, *cmd.subcommands.values()))
 
     def call(self, client: Client, cmd, argv):
@@ -215,7 +216,8 @@ class Server:
             reply = cmd.handler(client, argv)
         except Exception as exc:
             reply = self._failed(cmd, argv, exc)
-        cmd.calls += 1
+        if type(reply) is not Block:  # a parked command counts once, when it completes
+            cmd.calls += 1
         cmd.usec += (perf_counter_ns() - start) // 1000
         return reply
 
@@ -280,6 +282,7 @@ class Server:
     def _timeout(self, waiter: Waiter) -> None:
         if waiter.client.waiter is waiter:
             self.stat_blocked_timeouts += 1
+            waiter.cmd.calls += 1  # no run completes it: Redis counts the call here
             self._finish(waiter, NULL_ARRAY)
             if self.keyspace.ready:
                 self.handle_ready()
@@ -288,8 +291,13 @@ class Server:
         client = self.clients.get(client_id)
         if client is None or client.waiter is None:
             return False
+        waiter = client.waiter
+        # Ended from outside, the parked command counts here, as a failure with ERROR.
+        waiter.cmd.calls += 1
+        if error:
+            waiter.cmd.failed_calls += 1
         reply = self._error(E.UNBLOCKED) if error else NULL_ARRAY
-        self._finish(client.waiter, reply)
+        self._finish(waiter, reply)
         return True
 
     def handle_ready(self) -> None:
