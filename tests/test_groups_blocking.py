@@ -323,3 +323,14 @@ def test_consumer_is_created_when_the_read_blocks(group, raw):
                               ">") + enc("EXEC"))
     assert [m.read_reply() for _ in range(3)] == [b"+OK\r\n", b"+QUEUED\r\n", b"*1\r\n*-1\r\n"]
     assert [x["name"] for x in r.xinfo_consumers("s", "g")] == [b"c", b"m"]
+
+
+def test_every_read_refreshes_the_consumers_seen_time(group, raw):
+    # Even a read that serves nothing (here: an empty history) counts as the consumer
+    # being seen, so XINFO CONSUMERS shows it as just idle.
+    r = group
+    r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0")  # creates it
+    time.sleep(0.3)
+    assert r.xinfo_consumers("s", "g")[0]["idle"] >= 250
+    r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0")
+    assert r.xinfo_consumers("s", "g")[0]["idle"] < 250

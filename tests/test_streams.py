@@ -869,6 +869,8 @@ def test_xread_plus_returns_last_entry_only(call, wire):
     call("XDEL", "s", "3-0")
     assert call("XREAD", "STREAMS", "s", "+")[0][1][0][0] == b"2-0"
     assert wire("XREAD", "STREAMS", "nokey", "+") == NULL2
+    call("XDEL", "s", "1-0", "2-0")  # empty, though its last ID is 3-0: nothing to give
+    assert wire("XREAD", "STREAMS", "s", "+") == NULL2
 
 
 def test_xread_block_inside_multi_is_not_blocking(wire, call):
