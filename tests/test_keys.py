@@ -268,6 +268,10 @@ def test_move_errors(r):
     assert err(r.move, "a", 0) == "source and destination objects are the same"
     assert err(r.execute_command, "MOVE", "a", "x") == "value is not an integer or out of range"
     assert err(r.execute_command, "MOVE", "a", "99") == "DB index is out of range"
+    ndb = int(r.config_get("databases")["databases"])  # the first index past the last db
+    assert err(r.execute_command, "MOVE", "a", ndb) == "DB index is out of range"
+    assert err(r.execute_command, "COPY", "a", "b", "DB", ndb) == "DB index is out of range"
+    assert err(r.execute_command, "MOVE", "a", "-1") == "DB index is out of range"
     assert err(r.execute_command, "MOVE", "a", "3000000000") == \
         "value is out of range, value must between -2147483648 and 2147483647"
 
