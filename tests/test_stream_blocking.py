@@ -360,3 +360,18 @@ def test_a_blocked_command_counts_once_in_commandstats(r, raw):
     assert unblocked.read_reply().startswith(b"-UNBLOCKED")
     stats = r.info("commandstats")["cmdstat_xread"]
     assert (stats["calls"], stats["failed_calls"]) == (3, 1)
+
+
+def test_dollar_keeps_its_id_when_the_stream_is_recreated(r, raw):
+    # `$` was 5-0 when the reader parked; a new stream at the key only serves it once an
+    # entry after 5-0 arrives.
+    r.xadd("s", {"f": "v"}, id="5-0")
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    r.delete("s")
+    r.xadd("s", {"f": "v"}, id="1-0")
+    time.sleep(0.1)
+    assert blocked_count(r) == 1
+    r.xadd("s", {"f": "v"}, id="6-0")
+    assert c.read_reply() == ENTRY_1.replace(b"1-0", b"6-0")
