@@ -176,9 +176,9 @@ def test_lazy_expiry_on_access(r):
     assert r.ttl("w") == -1
 
 
-def test_key_past_its_ttl_is_absent_for_del_persist_and_keys(r):
+def test_key_past_its_ttl_is_absent_for_del_persist_keys_and_scan(r):
     # Expired but not yet reclaimed: DEL finds nothing to delete (the expiry counts in
-    # expired_keys), PERSIST cannot bring the key back and KEYS * does not list it.
+    # expired_keys), PERSIST cannot bring the key back, KEYS * and SCAN do not list it.
     before = r.info("stats")["expired_keys"]
     r.set("d", "v", px=1)
     r.set("p", "v", px=1)
@@ -191,6 +191,9 @@ def test_key_past_its_ttl_is_absent_for_del_persist_and_keys(r):
     r.set("live", "v")
     time.sleep(0.01)
     assert r.keys("*") == [b"live"]
+    r.set("k", "v", px=1)
+    time.sleep(0.01)
+    assert r.scan(0, count=100) == (0, [b"live"])
 
 
 def test_expired_key_is_not_listed(r):

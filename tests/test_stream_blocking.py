@@ -375,3 +375,19 @@ def test_dollar_keeps_its_id_when_the_stream_is_recreated(r, raw):
     assert blocked_count(r) == 1
     r.xadd("s", {"f": "v"}, id="6-0")
     assert c.read_reply() == ENTRY_1.replace(b"1-0", b"6-0")
+
+
+def test_requests_after_a_second_blocking_read_wait_for_it_too(r, raw):
+    c = raw()
+    cid = client_id(c)
+    c.send(enc("XREAD", "BLOCK", "0", "STREAMS", "s", "$") + enc("PING")
+           + enc("XREAD", "BLOCK", "0", "STREAMS", "s", "$") + enc("ECHO", "hi"))
+    wait_blocked(r)
+    assert r.execute_command("CLIENT", "UNBLOCK", cid) == 1
+    assert c.read_reply() == b"*-1\r\n"
+    assert c.read_reply() == b"+PONG\r\n"
+    wait_blocked(r)  # the second XREAD parked: ECHO must not run before it ends
+    assert c.read_until(lambda buf: False, timeout=0.2) == b""
+    assert r.execute_command("CLIENT", "UNBLOCK", cid) == 1
+    assert c.read_reply() == b"*-1\r\n"
+    assert c.read_reply() == b"$2\r\nhi\r\n"
