@@ -271,6 +271,51 @@ def test_info_clients_and_stats_counters(r, make_client, raw):
     assert r.info("clients")["blocked_clients"] == 1
 
 
+def _info_stats(conn) -> dict:
+    req = encode_request("INFO", "stats")
+    conn.send(req)
+    reply = conn.read_reply()
+    body = reply.split(b"\r\n", 1)[1]
+    fields = dict(line.split(b":", 1) for line in body.split(b"\r\n") if b":" in line)
+    return {k.decode(): v.decode() for k, v in fields.items()}, len(req), len(reply)
+
+
+def test_info_stats_network_and_io_counters(raw):
+    """Totals over every connection since CONFIG RESETSTAT, closed ones included; a peer's
+    close counts as one more read, as Redis counts the read that returns nothing."""
+    c = raw()
+    c.send(encode_request("CONFIG", "RESETSTAT"))
+    assert c.read_reply() == b"+OK\r\n"
+    stats, info_len, reply_len = _info_stats(c)
+    # The INFO request is read before the reply is built; the +OK was written after reset.
+    assert (stats["total_net_input_bytes"], stats["total_net_output_bytes"]) == (
+        str(info_len), "5")
+    assert (stats["total_reads_processed"], stats["total_writes_processed"]) == ("1", "1")
+    assert stats["instantaneous_ops_per_sec"] == "0"
+    d = raw()
+    d.send(b"PING\r\n")
+    assert d.read_reply() == b"+PONG\r\n"
+    d.close()
+    time.sleep(0.3)  # lets the server see the close
+    stats, _, _ = _info_stats(c)
+    assert int(stats["total_net_input_bytes"]) == 2 * info_len + 6
+    assert int(stats["total_net_output_bytes"]) == 5 + reply_len + 7
+    assert (stats["total_reads_processed"], stats["total_writes_processed"]) == ("4", "3")
+
+
+def test_info_stats_instantaneous_rates(raw):
+    c = raw()
+    c.send(encode_request("CONFIG", "RESETSTAT"))
+    assert c.read_reply() == b"+OK\r\n"
+    c.send(encode_request("PING") * 3000)
+    assert c.read_exact(7 * 3000) == b"+PONG\r\n" * 3000
+    time.sleep(0.35)  # at least one 100 ms sample taken after the burst
+    stats, _, _ = _info_stats(c)
+    assert int(stats["instantaneous_ops_per_sec"]) > 0
+    assert float(stats["instantaneous_input_kbps"]) > 0
+    assert float(stats["instantaneous_output_kbps"]) > 0
+
+
 def test_info_expired_keys(r):
     r.config_resetstat()
     r.set("gone", "v", px=1)

@@ -73,18 +73,21 @@ def _section(ctx, name: str) -> list[str]:
                 "rdb_last_bgsave_status:ok", "aof_enabled:0", "aof_rewrite_in_progress:0",
                 "aof_rewrite_scheduled:0", "aof_last_bgrewrite_status:ok"]
     if name == "stats":
+        net_in, net_out, reads, writes = srv.io_totals()
+        ops, kbps_in, kbps_out = srv.instantaneous()
         return [f"total_connections_received:{srv.stat_connections}",
                 f"total_commands_processed:{srv.commands_processed()}",
-                f"instantaneous_ops_per_sec:0",
-                f"total_net_input_bytes:{sum(c.net_in for c in srv.clients.values())}",
-                f"total_net_output_bytes:{sum(c.net_out for c in srv.clients.values())}",
+                f"instantaneous_ops_per_sec:{ops}",
+                f"total_net_input_bytes:{net_in}",
+                f"total_net_output_bytes:{net_out}",
+                f"instantaneous_input_kbps:{kbps_in:.2f}",
+                f"instantaneous_output_kbps:{kbps_out:.2f}",
                 f"rejected_connections:{srv.stat_rejected_conn}",
                 f"expired_keys:{ks.expired_keys}", "evicted_keys:0",
                 "keyspace_hits:0", "keyspace_misses:0",
-                f"total_blocking_timeouts:{srv.stat_blocked_timeouts}",
                 f"total_error_replies:{srv.stat_error_replies}",
                 f"unexpected_error_replies:0",
-                f"total_reads_processed:0", f"total_writes_processed:0"]
+                f"total_reads_processed:{reads}", f"total_writes_processed:{writes}"]
     if name == "replication":
         return ["role:master", "connected_slaves:0", "master_repl_offset:0"]
     if name == "cpu":

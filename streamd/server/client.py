@@ -53,6 +53,8 @@ class Client(asyncio.Protocol):
         self.tot_cmds = 0
         self.net_in = 0
         self.net_out = 0
+        self.io_reads = 0  # socket reads, a peer's EOF or reset included (INFO's reads)
+        self.io_writes = 0  # socket writes (INFO's writes processed)
         self.addr = "?:0"
         self.laddr = "?:0"
         self.fd = -1
@@ -117,7 +119,13 @@ class Client(asyncio.Protocol):
             self.laddr = f"{local[0]}:{local[1]}"
         self.server.client_connected(self)
 
+    def eof_received(self):
+        self.io_reads += 1  # Redis counts the read that returns 0 bytes
+        return False  # close the transport
+
     def connection_lost(self, exc):
+        if exc is not None:
+            self.io_reads += 1  # the read that failed (a reset)
         self.closing = True
         self.server.client_disconnected(self)
 
@@ -134,6 +142,7 @@ class Client(asyncio.Protocol):
 
     def data_received(self, data: bytes):
         self.net_in += len(data)
+        self.io_reads += 1
         self.last_interaction = _now()
         writes = self._writes
         if self._period != writes.period:
@@ -191,6 +200,7 @@ class Client(asyncio.Protocol):
             self._out = bytearray()
             self.net_out += len(data)
             if not self.transport.is_closing():
+                self.io_writes += 1
                 self.transport.write(data)
         if self.closing and self.transport is not None and not self.transport.is_closing():
             self.transport.close()

@@ -39,6 +39,10 @@ _CLOSED = object()  # _resolve's answer when the request closed the connection
 _NOT_QUEUED = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 
 
+_METRIC_SAMPLES = 16
+_METRIC_PERIOD_MS = 100
+
+
 class Waiter:
     """A parked command: re-run when one of its keys is signalled."""
 
@@ -69,6 +73,8 @@ class Server:
         self.paused_until = 0.0
         self.run_id = os.urandom(20).hex()
         self.gc_policy = None  # a GcPolicy in the server process (cli), ticked by the cron
+        # (bytes read, bytes written, reads, writes) of the connections already closed
+        self._closed_io = [0, 0, 0, 0]
         self.reset_stats()
 
     def reset_stats(self) -> None:
@@ -76,10 +82,49 @@ class Server:
         self.stat_rejected_conn = 0
         self.stat_error_replies = 0
         self.stat_errors: dict[str, int] = {}
-        self.stat_blocked_timeouts = 0
+        self._io_base = self._io_since_start()
+        # INFO's instantaneous_* figures, as Redis takes them: every 100 ms a rate for ops,
+        # input bytes and output bytes, each shown as the mean of its last 16 samples.
+        self._sample_ms = time.monotonic_ns() // 1_000_000
+        self._sample_last = (0, 0, 0)
+        self._samples = [[0] * _METRIC_SAMPLES for _ in range(3)]
+        self._sample_idx = 0
         for cmd in TABLE.values():
             for c in (cmd, *cmd.subcommands.values()):
                 c.calls = c.usec = c.failed_calls = c.rejected_calls = 0
+
+    def _io_since_start(self) -> list[int]:
+        totals = list(self._closed_io)
+        for c in self.clients.values():
+            totals[0] += c.net_in
+            totals[1] += c.net_out
+            totals[2] += c.io_reads
+            totals[3] += c.io_writes
+        return totals
+
+    def io_totals(self) -> tuple[int, int, int, int]:
+        """INFO's (total_net_input_bytes, total_net_output_bytes, total_reads_processed,
+        total_writes_processed): over every connection, closed ones included, since the
+        start or the last CONFIG RESETSTAT."""
+        now = self._io_since_start()
+        return tuple(v - base for v, base in zip(now, self._io_base))
+
+    def instantaneous(self) -> tuple[int, float, float]:
+        """INFO's instantaneous_ops_per_sec and instantaneous_input/output_kbps."""
+        ops, net_in, net_out = (sum(s) // _METRIC_SAMPLES for s in self._samples)
+        return ops, net_in / 1024, net_out / 1024
+
+    def _sample_metrics(self) -> None:
+        now = time.monotonic_ns() // 1_000_000
+        elapsed = now - self._sample_ms
+        if elapsed < _METRIC_PERIOD_MS:
+            return
+        net_in, net_out, _, _ = self.io_totals()
+        current = (self.commands_processed(), net_in, net_out)
+        for samples, value, last in zip(self._samples, current, self._sample_last):
+            samples[self._sample_idx] = (value - last) * 1000 // elapsed
+        self._sample_idx = (self._sample_idx + 1) % _METRIC_SAMPLES
+        self._sample_ms, self._sample_last = now, current
 
     def next_client_id(self) -> int:
         self._next_id += 1
@@ -281,7 +326,6 @@ class Server:
 
     def _timeout(self, waiter: Waiter) -> None:
         if waiter.client.waiter is waiter:
-            self.stat_blocked_timeouts += 1
             waiter.cmd.calls += 1  # no run completes it: Redis counts the call here
             self._finish(waiter, NULL_ARRAY)
             if self.keyspace.ready:
@@ -351,7 +395,12 @@ class Server:
         if client.waiter is not None:
             self._unpark(client.waiter)
         client.unwatch_all()
-        self.clients.pop(client.id, None)
+        if self.clients.pop(client.id, None) is not None:
+            io = self._closed_io
+            io[0] += client.net_in
+            io[1] += client.net_out
+            io[2] += client.io_reads
+            io[3] += client.io_writes
 
     # --- cron ----------------------------------------------------------------------------
     def cron(self) -> None:
@@ -362,6 +411,7 @@ class Server:
             if self.keyspace.ready:
                 self.handle_ready()
             self.writes.tick()
+            self._sample_metrics()
             if self.gc_policy is not None:
                 self.gc_policy.tick()
         except Exception:
