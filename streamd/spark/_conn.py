@@ -11,10 +11,13 @@ from typing import Mapping
 
 SCHEMA = "stream string, id string, fields map<string,string>"
 
+# The largest IDMP settings XCFGSET accepts (the smallest is 1).
+MAX_IDMP_DURATION = 86400
+MAX_IDMP_MAXSIZE = 10000
 # Defaults applied when the sink creates its target stream (the largest values Redis
 # accepts): a day of dedup history and 10,000 IIDs per producer.
-DEFAULT_IDMP_DURATION = 86400
-DEFAULT_IDMP_MAXSIZE = 10000
+DEFAULT_IDMP_DURATION = MAX_IDMP_DURATION
+DEFAULT_IDMP_MAXSIZE = MAX_IDMP_MAXSIZE
 
 # Temporary consumer group used to create an empty stream (XGROUP CREATE ... MKSTREAM is the
 # only way to create a stream without adding an entry); destroyed in the same transaction.
@@ -57,8 +60,9 @@ def required(options: Mapping[str, str], name: str) -> str:
     return value
 
 
-def int_opt(options: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
-    """Read an integer option, validating its lower bound."""
+def int_opt(options: Mapping[str, str], name: str, default: int, minimum: int = 1,
+            maximum: int | None = None) -> int:
+    """Read an integer option, validating its bounds."""
     raw = opt(options, name)
     if raw is None or raw == "":
         return default
@@ -68,6 +72,8 @@ def int_opt(options: Mapping[str, str], name: str, default: int, minimum: int = 
         raise StreamdSparkError(f"option '{name}' must be an integer, got {raw!r}") from None
     if value < minimum:
         raise StreamdSparkError(f"option '{name}' must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise StreamdSparkError(f"option '{name}' must be <= {maximum}, got {value}")
     return value
 
 
@@ -109,6 +115,10 @@ def ensure_target(client, stream: str, duration: int, maxsize: int) -> bool:
     check repeats, so an existing stream's configuration (and with it its dedup history,
     which XCFGSET clears on change) is never modified, and no placeholder entry is ever
     written. Returns True when this call created the stream.
+
+    ``duration`` and ``maxsize`` must be within XCFGSET's ranges: MULTI does not roll back,
+    so a rejected XCFGSET would leave the stream created with the server's defaults, which
+    every later call then keeps.
     """
     import redis
 

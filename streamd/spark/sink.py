@@ -41,6 +41,8 @@ from pyspark.sql.types import MapType, StructType
 from ._conn import (
     DEFAULT_IDMP_DURATION,
     DEFAULT_IDMP_MAXSIZE,
+    MAX_IDMP_DURATION,
+    MAX_IDMP_MAXSIZE,
     StreamdSparkError,
     bool_opt,
     connect,
@@ -105,8 +107,12 @@ class _SinkBase:
         self.id_column = opt(options, "idColumn")
         self.idempotent = bool_opt(options, "idempotent", True)
         self.chunk = int_opt(options, "writeBatchSize", DEFAULT_WRITE_BATCH)
-        self.duration = int_opt(options, "idmpDuration", DEFAULT_IDMP_DURATION)
-        self.maxsize = int_opt(options, "idmpMaxSize", DEFAULT_IDMP_MAXSIZE)
+        # Checked here: out of range, XCFGSET would fail after the stream was created, and
+        # the stream would keep the server's defaults for good (see ensure_target).
+        self.duration = int_opt(options, "idmpDuration", DEFAULT_IDMP_DURATION,
+                                maximum=MAX_IDMP_DURATION)
+        self.maxsize = int_opt(options, "idmpMaxSize", DEFAULT_IDMP_MAXSIZE,
+                               maximum=MAX_IDMP_MAXSIZE)
         self.streaming = streaming
         # A batch write needs a producer name shared by all attempts of its tasks: the
         # jobId option (stable across re-submissions, so a re-run job deduplicates too), or

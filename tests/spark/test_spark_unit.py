@@ -285,3 +285,23 @@ def test_parse_id_forms():
     assert parse_id("5", default_seq=MAX_SEQ) == (5, MAX_SEQ)
     with pytest.raises(ValueError):
         parse_id("x-1")
+
+
+@pytest.mark.parametrize("option,value", [("idmpmaxsize", "10001"), ("idmpduration", "86401")])
+def test_idmp_settings_out_of_range_are_refused_before_touching_the_stream(
+        target, client, names, idmp, option, value):
+    # XCFGSET would reject them inside the MULTI that already created the stream, leaving
+    # it with the server's defaults, which a re-run would then keep without a word.
+    out = names("out")
+    with pytest.raises(StreamdSparkError, match=f"(?i){option}' must be <="):
+        StreamdBatchWriter({"url": target.url, "stream": out, option: value}, SINK_SCHEMA)
+    assert not client.exists(out)
+
+
+def test_writer_configures_the_target_from_the_driver(target, client, names, idmp):
+    out = names("out")
+    StreamdBatchWriter({"url": target.url, "stream": out, "idmpduration": "60",
+                        "idmpmaxsize": "86"}, SINK_SCHEMA)
+    # In place before any task runs, so every task reads the same IDMP-MAXSIZE.
+    info = client.xinfo_stream(out)
+    assert (info["idmp-duration"], info["idmp-maxsize"], info["length"]) == (60, 86, 0)
