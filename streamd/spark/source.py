@@ -52,12 +52,18 @@ def _text(value: bytes | str) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
-def _field_map(fields) -> dict[str, str]:
-    """Entry fields as a str dict (redis-py parses XRANGE into dicts; raw replies are flat)."""
-    if isinstance(fields, dict):
-        return {_text(k): _text(v) for k, v in fields.items()}
-    it = iter(fields or ())
-    return {_text(k): _text(v) for k, v in zip(it, it)}
+def _pairs(flat: list) -> list[tuple]:
+    """An entry's ``[field, value, ...]`` as (field, value) pairs with unique fields.
+
+    XADD accepts a field name twice, but a Spark map must not hold a key twice: Spark would
+    answer ``fields['f']`` with the first value, collect() with the last, and map_concat
+    would fail with DUPLICATED_MAP_KEY. The last value wins, as in redis-py's dicts and
+    Spark's own LAST_WIN policy.
+    """
+    pairs = list(zip(flat[::2], flat[1::2]))
+    if len(pairs) > 1 and len({k for k, _ in pairs}) < len(pairs):
+        return list(dict(pairs).items())
+    return pairs
 
 
 def _arrow_schema():
@@ -80,12 +86,13 @@ def _page_batch(schema, stream: str, entries: list):
     import pyarrow as pa
 
     ids = [e[0] for e in entries]
-    pairs = [list(zip(f[::2], f[1::2])) for _, f in entries]
+    pairs = [_pairs(f) for _, f in entries]
     try:
         cols = [pa.array(ids, pa.string()), pa.array(pairs, schema.field("fields").type)]
     except pa.ArrowInvalid:
+        # Decoding can make two distinct field names equal (both become U+FFFD).
         cols = [pa.array([_text(i) for i in ids], pa.string()),
-                pa.array([[(_text(k), _text(v)) for k, v in p] for p in pairs],
+                pa.array([_pairs([_text(x) for kv in p for x in kv]) for p in pairs],
                          schema.field("fields").type)]
     return pa.RecordBatch.from_arrays(
         [pa.array([stream] * len(entries), pa.string()), *cols], schema=schema)

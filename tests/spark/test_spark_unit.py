@@ -305,3 +305,20 @@ def test_writer_configures_the_target_from_the_driver(target, client, names, idm
     # In place before any task runs, so every task reads the same IDMP-MAXSIZE.
     info = client.xinfo_stream(out)
     assert (info["idmp-duration"], info["idmp-maxsize"], info["length"]) == (60, 86, 0)
+
+
+def test_reader_gives_valid_spark_maps_for_any_entry(target, client, names):
+    a = names("a")
+    client.execute_command("XADD", a, "1-0", "f", "1", "g", "x", "f", "2")
+    client.execute_command("XADD", a, "2-0", "ok", b"caf\xc3\xa9", "bad", b"\xff", b"\xfe", "v")
+    client.execute_command("XADD", a, "3-0", b"\xff", "1", b"\xfe", "2")
+    # readBatchSize 1: every page is full, so only an empty page ends the partition.
+    reader = StreamdDataSource({"url": target.url, "streams": a, "numpartitions": "1",
+                                "readbatchsize": "1"}).reader(None)
+    got = [(d["id"], d["fields"]) for p in reader.partitions()
+           for batch in reader.read(p) for d in batch.to_pylist()]
+    # A map holds each key once (Spark misbehaves otherwise); as in redis-py, the last
+    # value of a repeated field wins. Invalid UTF-8 becomes U+FFFD, valid text is kept.
+    assert got == [("1-0", [("f", "2"), ("g", "x")]),
+                   ("2-0", [("ok", "café"), ("bad", "\ufffd"), ("\ufffd", "v")]),
+                   ("3-0", [("\ufffd", "2")])]
