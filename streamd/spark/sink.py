@@ -23,10 +23,12 @@ crash a restart still deduplicates (a day with the defaults this sink sets).
 
 from __future__ import annotations
 
+import base64
 import datetime
 import decimal
 import json
 import logging
+import struct
 import uuid
 from dataclasses import dataclass
 from typing import Iterator, Mapping
@@ -78,8 +80,17 @@ class StreamdCommitMessage(WriterCommitMessage):
     pid: str | None
 
 
+def _json_default(value):
+    """JSON text for what json.dumps cannot encode itself, found inside nested values."""
+    if isinstance(value, (datetime.date, datetime.datetime, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode()  # as Spark's to_json renders binary
+    return str(value)
+
+
 def _field_value(value) -> str | bytes:
-    """Render a column value as a stream field value."""
+    """Render a column value as a stream field value (nested values as JSON)."""
     if isinstance(value, (str, bytes)):
         return value
     if isinstance(value, bytearray):
@@ -92,7 +103,32 @@ def _field_value(value) -> str | bytes:
         return value.isoformat()
     if hasattr(value, "asDict"):
         value = value.asDict(recursive=True)
-    return json.dumps(value, default=str, sort_keys=True)
+    if not isinstance(value, (dict, list, tuple)):
+        return str(value)
+    return json.dumps(value, default=_json_default, sort_keys=True)
+
+
+def _float32_text(value: float) -> str:
+    """The shortest text that reads back as the same float32 (0.1, not 0.10000000149011612).
+
+    Arrow hands float32 values over as the Python float nearest to them, whose repr shows
+    digits the column never had.
+    """
+    for digits in range(1, 10):
+        text = repr(float(f"{value:.{digits}g}"))
+        if struct.unpack("f", struct.pack("f", float(text)))[0] == value:
+            return text
+    return repr(value)  # nan
+
+
+def _column_values(column) -> list:
+    """Python values of an Arrow column of field values: maps become dicts (so they render
+    as JSON objects, not lists of pairs) and float32 values their own shortest text."""
+    import pyarrow as pa
+
+    if column.type == pa.float32():
+        return [None if v is None else _float32_text(v) for v in column.to_pylist()]
+    return column.to_pylist(maps_as_pydicts="lossy")
 
 
 class _SinkBase:
@@ -156,8 +192,8 @@ class _SinkBase:
                 client.close()
 
     def _columns(self) -> list[str]:
-        """Input columns the sink reads."""
-        cols = [self.fields_col] if self.fields_col is not None else list(self.value_cols)
+        """Input columns the sink reads as they are: the fields map and the row identity."""
+        cols = [self.fields_col] if self.fields_col is not None else []
         return cols + [c for c in self.iid_cols if c not in cols]
 
     def _records(self, batches: Iterator) -> Iterator[tuple[str | None, list]]:
@@ -168,8 +204,11 @@ class _SinkBase:
         """
         for batch in batches:
             cols = {name: batch.column(name).to_pylist() for name in self._columns()}
+            # Kept apart from ``cols``: the iid of an idColumn that is also written as a
+            # field must not depend on how the field is rendered.
+            values = {name: _column_values(batch.column(name)) for name in self.value_cols}
             for i in range(batch.num_rows):
-                yield self._iid(cols, i), self._fields(cols, i)
+                yield self._iid(cols, i), self._fields(cols, values, i)
 
     def _iid(self, cols: dict, i: int) -> str | None:
         if not self.iid_cols:
@@ -185,7 +224,7 @@ class _SinkBase:
         # An entry ID never contains ':', so the last ':' splits this unambiguously.
         return f"{stream}:{eid}"
 
-    def _fields(self, cols: dict, i: int) -> list:
+    def _fields(self, cols: dict, values: dict, i: int) -> list:
         flat: list = []
         if self.fields_col is not None:
             for key, value in cols[self.fields_col][i] or ():
@@ -193,7 +232,7 @@ class _SinkBase:
                     flat += (key, _field_value(value))
         else:
             for name in self.value_cols:
-                value = cols[name][i]
+                value = values[name][i]
                 if value is not None:
                     flat += (name, _field_value(value))
         if not flat:

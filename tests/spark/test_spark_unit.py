@@ -322,3 +322,41 @@ def test_reader_gives_valid_spark_maps_for_any_entry(target, client, names):
     assert got == [("1-0", [("f", "2"), ("g", "x")]),
                    ("2-0", [("ok", "café"), ("bad", "\ufffd"), ("\ufffd", "v")]),
                    ("3-0", [("\ufffd", "2")])]
+
+
+def test_writer_renders_column_types_as_text(target, client, names):
+    import datetime
+    import decimal
+
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import (ArrayType, BinaryType, BooleanType, DateType, DecimalType,
+                                   DoubleType, FloatType, IntegerType, TimestampType)
+
+    out = names("out")
+    schema = StructType([
+        StructField("flag", BooleanType()), StructField("ratio", FloatType()),
+        StructField("score", DoubleType()), StructField("amount", DecimalType(10, 2)),
+        StructField("day", DateType()), StructField("at", TimestampType()),
+        StructField("blob", BinaryType()), StructField("tags", ArrayType(StringType())),
+        StructField("attrs", MapType(StringType(), IntegerType())),
+        StructField("info", StructType([
+            StructField("x", IntegerType()), StructField("at", TimestampType()),
+            StructField("m", MapType(StringType(), StringType())),
+            StructField("raw", BinaryType())]))])
+    utc_noon = datetime.datetime(2024, 3, 1, 12, 0, tzinfo=datetime.timezone.utc)
+    row = {"flag": True, "ratio": 0.1, "score": 0.25, "amount": decimal.Decimal("1.50"),
+           "day": datetime.date(2024, 3, 1), "at": utc_noon, "blob": b"\x00\xff",
+           "tags": ["x", "y"], "attrs": [("b", 2), ("a", 1)],
+           "info": {"x": 1, "at": utc_noon, "m": [("k", "v")], "raw": b"\x00\xff"}}
+    # Spark hands timestamps over in the session time zone.
+    arrow = to_arrow_schema(schema, timezone="America/New_York")
+    w = StreamdBatchWriter({"url": target.url, "stream": out, "idempotent": "false"}, schema)
+    w.write(iter([pa.RecordBatch.from_pylist([row], schema=arrow)]))
+    ((_, fields),) = client.xrange(out)
+    local = "2024-03-01T07:00:00-05:00"
+    assert {k.decode(): v for k, v in fields.items()} == {
+        "flag": b"true", "ratio": b"0.1", "score": b"0.25", "amount": b"1.50",
+        "day": b"2024-03-01", "at": local.encode(), "blob": b"\x00\xff",
+        "tags": b'["x", "y"]', "attrs": b'{"a": 1, "b": 2}',
+        "info": ('{"at": "%s", "m": {"k": "v"}, "raw": "AP8=", "x": 1}' % local).encode()}
