@@ -15,7 +15,9 @@ Reader options: ``url``, ``streams`` (comma-separated), ``start``/``end`` (batch
 
 Writer options: ``url``, ``stream``, ``idColumn``, ``jobId`` (batch), ``idempotent``
 (default true: exactly-once via XADD IDMP), ``writeBatchSize``, ``idmpDuration``,
-``idmpMaxSize``. See :mod:`streamd.spark.sink` for the exactly-once argument.
+``idmpMaxSize``. See :mod:`streamd.spark.sink` for the exactly-once argument. An entry's
+fields are the pairs of a ``fields`` map column, if there is one, followed by every other
+column except ``stream`` and ``id`` (nulls are left out).
 
 Needs ``pip install 'streamd[spark]'`` (pyspark >= 4.0, pyarrow, redis) in the driver's
 interpreter and the workers' (set PYSPARK_PYTHON to the same interpreter).

@@ -157,16 +157,17 @@ class _SinkBase:
         names = schema.fieldNames()
         lower = {n.lower(): n for n in names}
         fields_col = lower.get("fields")
-        if fields_col is not None and isinstance(schema[fields_col].dataType, MapType):
-            self.fields_col: str | None = fields_col
-            self.value_cols: list[str] = []
-        else:
-            self.fields_col = None
-            self.value_cols = [n for n in names if n.lower() not in SOURCE_COLUMNS]
-            if not self.value_cols:
-                raise StreamdSparkError(
-                    "nothing to write: give a 'fields' map<string,string> column or at least "
-                    "one column besides 'stream' and 'id'")
+        if fields_col is not None and not isinstance(schema[fields_col].dataType, MapType):
+            fields_col = None  # an ordinary column that happens to be called 'fields'
+        self.fields_col: str | None = fields_col
+        # Columns added next to the map (say, a processing timestamp) are written too:
+        # dropping them would lose data without a word.
+        self.value_cols: list[str] = [n for n in names if n != fields_col
+                                      and n.lower() not in SOURCE_COLUMNS]
+        if fields_col is None and not self.value_cols:
+            raise StreamdSparkError(
+                "nothing to write: give a 'fields' map<string,string> column or at least "
+                "one column besides 'stream' and 'id'")
         if self.id_column is not None:
             if self.id_column.lower() not in lower:
                 raise StreamdSparkError(
@@ -230,11 +231,10 @@ class _SinkBase:
             for key, value in cols[self.fields_col][i] or ():
                 if value is not None:
                     flat += (key, _field_value(value))
-        else:
-            for name in self.value_cols:
-                value = values[name][i]
-                if value is not None:
-                    flat += (name, _field_value(value))
+        for name in self.value_cols:
+            value = values[name][i]
+            if value is not None:
+                flat += (name, _field_value(value))
         if not flat:
             raise StreamdSparkError("a row has no non-null field to write (iid "
                                     f"{self._iid(cols, i)!r})")

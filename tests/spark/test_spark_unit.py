@@ -360,3 +360,18 @@ def test_writer_renders_column_types_as_text(target, client, names):
         "day": b"2024-03-01", "at": local.encode(), "blob": b"\x00\xff",
         "tags": b'["x", "y"]', "attrs": b'{"a": 1, "b": 2}',
         "info": ('{"at": "%s", "m": {"k": "v"}, "raw": "AP8=", "x": 1}' % local).encode()}
+
+
+def test_writer_writes_columns_next_to_the_fields_map(target, client, names):
+    out, flat = names("out"), names("flat")
+    schema = StructType(SINK_SCHEMA.fields + [StructField("seen", StringType())])
+    w = StreamdBatchWriter({"url": target.url, "stream": out, "idempotent": "false"}, schema)
+    w.write(_batches([Row(stream="s", id="1-0", fields={"k": "v", "gone": None},
+                          seen="2024-03-01")], schema))
+    # Map pairs first (null values left out), then the other columns.
+    assert list(client.xrange(out)[0][1].items()) == [(b"k", b"v"), (b"seen", b"2024-03-01")]
+    # A 'fields' column that is not a map is an ordinary column.
+    plain = StructType([StructField("fields", StringType())])
+    w = StreamdBatchWriter({"url": target.url, "stream": flat, "idempotent": "false"}, plain)
+    w.write(_batches([Row(fields="text")], plain))
+    assert client.xrange(flat)[0][1] == {b"fields": b"text"}
