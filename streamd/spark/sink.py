@@ -7,6 +7,9 @@ Exactly-once comes from IDMP, not from a transaction: every row is sent as
   query ID survives restarts from a checkpoint) or ``spark:<jobId>:<partitionId>`` for a
   batch write;
 - ``iid`` names the row: ``<stream>:<id>`` from the source columns, or the ``idColumn``.
+  Two rows of one task with the same ``<stream>:<id>`` (one entry turned into several
+  rows) fail the task, since IDMP would keep only the first; repeated ``idColumn`` values
+  are deduplicated, that column being the caller's own notion of identity.
 
 A retried task, or a micro-batch replayed after a crash, re-sends the same (pid, iid) pairs;
 the server answers duplicates with the original entry ID and adds nothing. This relies on
@@ -278,6 +281,10 @@ class _SinkBase:
                 baseline = parse_id(info.get("last-generated-id") or b"0-0")
             pipe = client.pipeline(transaction=False)
             pending = 0
+            # With the default identity a repeated iid is not a replay but a second row made
+            # from one source entry (explode, a join, a union): IDMP would keep only the
+            # first. The guard above bounds this set to IDMP-MAXSIZE iids.
+            seen: set | None = set() if self.idempotent and self.id_column is None else None
 
             def flush() -> int:
                 replies = pipe.execute()
@@ -293,6 +300,14 @@ class _SinkBase:
                         "evicted and a retry could duplicate them. Use more partitions "
                         "(e.g. numPartitions on the streamd reader, or repartition), a "
                         "smaller maxEntriesPerTrigger, or a larger IDMP-MAXSIZE")
+                if seen is not None:
+                    if iid in seen:
+                        raise StreamdSparkError(
+                            f"write task for partition {part} has two rows from source entry "
+                            f"{iid!r}; the idempotent sink would write only the first. Name a "
+                            "column unique per row with option idColumn (e.g. stream, id and "
+                            "the position within the entry), or set idempotent=false")
+                    seen.add(iid)
                 if self.idempotent:
                     pipe.execute_command("XADD", self.stream, "IDMP", pid, iid, "*", *flat)
                 else:

@@ -375,3 +375,21 @@ def test_writer_writes_columns_next_to_the_fields_map(target, client, names):
     w = StreamdBatchWriter({"url": target.url, "stream": flat, "idempotent": "false"}, plain)
     w.write(_batches([Row(fields="text")], plain))
     assert client.xrange(flat)[0][1] == {b"fields": b"text"}
+
+
+def test_rows_sharing_a_source_entry_are_refused_not_dropped(target, client, names, idmp):
+    # E.g. explode(): several rows keep one entry's stream and id, so they would share an
+    # iid and IDMP would silently keep only the first.
+    out = names("out")
+    rows = [Row(stream="s", id="1-0", fields={"item": "a"}),
+            Row(stream="s", id="1-0", fields={"item": "b"})]
+    writer = StreamdBatchWriter({"url": target.url, "stream": out}, SINK_SCHEMA)
+    with pytest.raises(StreamdSparkError, match="two rows from source entry 's:1-0'"):
+        writer.write(_batches(rows, SINK_SCHEMA))
+    # An explicit idColumn is the caller's identity: repeats are deduplicated on purpose.
+    schema = StructType(SINK_SCHEMA.fields + [StructField("key", StringType())])
+    keyed = [Row(stream="s", id="1-0", fields={"item": x}, key=k)
+             for x, k in (("a", "k1"), ("b", "k2"), ("b", "k2"))]
+    msg = StreamdBatchWriter({"url": target.url, "stream": out, "idcolumn": "key"},
+                             schema).write(_batches(keyed, schema))
+    assert msg.rows == 3 and client.xlen(out) == 2
