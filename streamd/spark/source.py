@@ -251,6 +251,11 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             given = json.loads(mode)
             if not isinstance(given, dict):
                 raise ValueError("not an object")
+            # A misspelt name would otherwise leave the real stream to start at 0-0 and
+            # silently replay its whole history.
+            unknown = [s for s in given if s not in self.streams]
+            if unknown:
+                raise ValueError(f"{unknown} not among the streams option's {self.streams}")
             ids = {s: parse_id(str(given[s])) for s in self.streams if s in given}
         except ValueError as exc:
             raise StreamdSparkError(

@@ -130,6 +130,10 @@ def test_starting_offsets(target, client, names):
     assert batches == [ids[2:]]
     with pytest.raises(StreamdSparkError, match="startingOffsets"):
         _stream_reader(target, [a], startingOffsets="yesterday").initialOffset()
+    for bad in (f'["{a}"]', f'{{"{a}": "x-1"}}', f'{{"{a}": "{2**64}-0"}}',
+                f'{{"{a}x": "{ids[1]}"}}'):  # not an object, bad IDs, unknown stream
+        with pytest.raises(StreamdSparkError, match="startingOffsets"):
+            _stream_reader(target, [a, b], startingOffsets=bad).initialOffset()
 
 
 def test_read_limit_admits_oldest_entries_across_streams(target, client, names):
