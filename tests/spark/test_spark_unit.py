@@ -397,3 +397,216 @@ def test_rows_sharing_a_source_entry_are_refused_not_dropped(target, client, nam
     msg = StreamdBatchWriter({"url": target.url, "stream": out, "idcolumn": "key"},
                              schema).write(_batches(keyed, schema))
     assert msg.rows == 3 and client.xlen(out) == 2
+
+
+def test_streams_added_to_the_option_later_are_read_from_the_start(target, client, names):
+    a, b = names("a"), names("b")
+    ids_a, ids_b = _produce(client, a, 3), _produce(client, b, 2)
+    # The checkpointed offset predates stream b.
+    reader = _stream_reader(target, [a, b], numPartitions=1)
+    start = {a: ids_a[0]}
+    end = reader.latestOffset(start, ReadAllAvailable())
+    assert end == {a: ids_a[-1], b: ids_b[-1]}
+    assert sorted(r[1] for r in _rows_of(reader, reader.partitions(start, end))) == \
+        sorted(ids_a[1:] + ids_b)
+
+
+def test_offsets_never_move_back_when_the_tail_is_deleted(target, client, names):
+    a = names("a")
+    ids = _produce(client, a, 5)
+    for limit in (ReadAllAvailable(), ReadMaxRows(10)):
+        reader = _stream_reader(target, [a], startingOffsets="earliest")
+        start = {a: ids[-1]}
+        client.xdel(a, ids[-1], ids[-2])  # read already, then deleted
+        # An earlier end would make the next batch re-read ids[2] (and the sink write it twice).
+        assert reader.latestOffset(start, limit) == start
+        client.xadd(a, {"n": "new"}, id=ids[-1].split("-")[0] + "-9")
+        assert reader.latestOffset(start, limit) == {a: ids[-1].split("-")[0] + "-9"}
+        client.delete(a)
+        ids = _produce(client, a, 5)
+
+
+def test_max_entries_per_trigger_of_one_is_a_limit(target):
+    reader = _stream_reader(target, ["x"], maxEntriesPerTrigger=1)
+    assert reader.getDefaultReadLimit() == ReadMaxRows(1)
+    assert isinstance(_stream_reader(target, ["x"]).getDefaultReadLimit(), ReadAllAvailable)
+    with pytest.raises(StreamdSparkError, match="numPartitions"):
+        _stream_reader(target, ["x"], numPartitions=0)
+
+
+def test_group_mirror_follows_limited_batches_and_the_last_one(target, client, names):
+    a = names("a")
+    ids = _produce(client, a, 10)
+    reader = _stream_reader(target, [a], startingOffsets="earliest", group="spark",
+                            maxEntriesPerTrigger=4)
+    start, limit = reader.initialOffset(), reader.getDefaultReadLimit()
+    seen = []
+    while True:
+        end = reader.latestOffset(start, limit)  # mirrors ``start``, the previous end
+        grp = client.xinfo_groups(a)[0]
+        seen.append((grp["last-delivered-id"].decode(), grp["entries-read"], grp["lag"]))
+        if end == start:
+            break
+        start = end  # no commit() call: the engine skips it for an AvailableNow run's end
+    assert seen == [("0-0", 0, 10), (ids[3], 4, 6), (ids[7], 8, 2), (ids[9], 10, 0)]
+
+
+class _FakeTaskContext:
+    """What the sink asks of pyspark.TaskContext inside a write task."""
+
+    def __init__(self, partition, props=None, attempt=0):
+        self.partition, self.props, self.attempt = partition, props or {}, attempt
+
+    def partitionId(self):
+        return self.partition
+
+    def attemptNumber(self):
+        return self.attempt
+
+    def getLocalProperty(self, key):
+        return self.props.get(key)
+
+
+def _in_task(monkeypatch, ctx):
+    import pyspark
+
+    monkeypatch.setattr(pyspark.TaskContext, "get", lambda: ctx)
+
+
+def test_streaming_producers_are_per_query_and_partition(target, client, names, idmp,
+                                                         monkeypatch):
+    from streamd.spark.sink import StreamdStreamWriter
+
+    out = names("out")
+    opts = {"url": target.url, "stream": out}
+    query = {"sql.streaming.queryId": "q-1", "streaming.sql.batchId": "7"}
+    msgs = []
+    for part in (0, 1):
+        # Same iids in both partitions: each task has its own producer and IDMP window,
+        # so neither swallows the other's rows.
+        _in_task(monkeypatch, _FakeTaskContext(part, query))
+        msgs.append(StreamdStreamWriter(opts, SINK_SCHEMA).write(
+            _batches(_rows("src", 3), SINK_SCHEMA)))
+    assert client.xlen(out) == 6 and client.xinfo_stream(out)["pids-tracked"] == 2
+    assert msgs[0].pid != msgs[1].pid and all("q-1" in m.pid for m in msgs)
+    # A retry, or the same query restarted from its checkpoint (same query ID, fresh
+    # writer), re-sends the partition's rows: all duplicates.
+    _in_task(monkeypatch, _FakeTaskContext(1, query, attempt=1))
+    again = StreamdStreamWriter(opts, SINK_SCHEMA).write(_batches(_rows("src", 3), SINK_SCHEMA))
+    assert (again.rows, again.duplicates, again.pid) == (3, 3, msgs[1].pid)
+    assert client.xlen(out) == 6
+    # Another query is another producer.
+    _in_task(monkeypatch, _FakeTaskContext(1, dict(query, **{"sql.streaming.queryId": "q-2"})))
+    StreamdStreamWriter(opts, SINK_SCHEMA).write(_batches(_rows("src", 3), SINK_SCHEMA))
+    assert client.xlen(out) == 9
+    _in_task(monkeypatch, _FakeTaskContext(0))
+    with pytest.raises(StreamdSparkError, match="queryId"):
+        StreamdStreamWriter(opts, SINK_SCHEMA).write(_batches(_rows("src", 1), SINK_SCHEMA))
+
+
+def test_batch_producers_are_per_partition(target, client, names, idmp, monkeypatch):
+    out = names("out")
+    writer = StreamdBatchWriter({"url": target.url, "stream": out, "jobid": "j"}, SINK_SCHEMA)
+    for part in (0, 1, 0):
+        _in_task(monkeypatch, _FakeTaskContext(part))
+        writer.write(_batches(_rows("src", 3), SINK_SCHEMA))
+    assert client.xlen(out) == 6 and client.xinfo_stream(out)["pids-tracked"] == 2
+
+
+def test_rows_of_different_streams_with_equal_ids_are_distinct(target, client, names, idmp):
+    out = names("out")
+    # 's1' + '1-0' and 's' + '11-0' would collide without a separator in the iid.
+    rows = [Row(stream=s, id=i, fields={"k": f"{s}/{i}"})
+            for s, i in (("s", "1-0"), ("t", "1-0"), ("s1", "1-0"), ("s", "11-0"))]
+    msg = StreamdBatchWriter({"url": target.url, "stream": out}, SINK_SCHEMA).write(
+        _batches(rows, SINK_SCHEMA))
+    assert (msg.rows, msg.duplicates, client.xlen(out)) == (4, 0, 4)
+
+
+def test_writer_refuses_rows_it_cannot_identify_or_write(target, client, names, idmp):
+    out = names("out")
+    with pytest.raises(StreamdSparkError, match="'stream' or 'id' is null"):
+        StreamdBatchWriter({"url": target.url, "stream": out}, SINK_SCHEMA).write(
+            _batches([Row(stream="s", id=None, fields={"k": "v"})], SINK_SCHEMA))
+    with pytest.raises(StreamdSparkError, match="no non-null field"):
+        StreamdBatchWriter({"url": target.url, "stream": out}, SINK_SCHEMA).write(
+            _batches([Row(stream="s", id="1-0", fields={"k": None})], SINK_SCHEMA))
+    keyed = StructType([StructField("KEY", StringType()), StructField("v", StringType())])
+    w = StreamdBatchWriter({"url": target.url, "stream": out, "idcolumn": "key"}, keyed)
+    with pytest.raises(StreamdSparkError, match="idColumn 'KEY' is null"):
+        w.write(_batches([Row(KEY=None, v="x")], keyed))
+    assert w.write(_batches([Row(KEY="k1", v="x")], keyed)).rows == 1
+    assert client.xlen(out) == 1
+    no_id = StructType([StructField("stream", StringType()), StructField("v", StringType())])
+    with pytest.raises(StreamdSparkError, match="row identity"):
+        StreamdBatchWriter({"url": target.url, "stream": out}, no_id)
+    with pytest.raises(StreamdSparkError, match="only appends"):
+        StreamdDataSource({"url": target.url, "stream": out}).writer(SINK_SCHEMA, True)
+
+
+def test_write_tasks_recreate_a_deleted_target_and_check_it(target, client, names, idmp,
+                                                            monkeypatch):
+    import streamd.spark.sink as sink
+
+    out = names("out")
+    writer = StreamdBatchWriter({"url": target.url, "stream": out, "idmpmaxsize": "2"},
+                                SINK_SCHEMA)
+    client.delete(out)  # between planning on the driver and the task
+    with pytest.raises(StreamdSparkError, match="more than 2 rows"):
+        writer.write(_batches(_rows("src", 3), SINK_SCHEMA))
+    assert client.xinfo_stream(out)["idmp-maxsize"] == 2
+    client.delete(out)
+    client.set(out, "not a stream")
+    with pytest.raises(Exception, match="WRONGTYPE"):
+        writer.write(_batches(_rows("src", 1), SINK_SCHEMA))
+    client.delete(out)
+    writer = StreamdBatchWriter({"url": target.url, "stream": out}, SINK_SCHEMA)
+    # A server without IDMP shows no idmp-maxsize: say so rather than write unguarded.
+    monkeypatch.setattr(sink, "stream_info", lambda c, s: {"length": 0})
+    with pytest.raises(StreamdSparkError, match="idempotent=false"):
+        writer.write(_batches(_rows("src", 1), SINK_SCHEMA))
+
+
+def test_write_batch_size_sets_the_pipeline_chunks(target, client, names, monkeypatch):
+    import streamd.spark.sink as sink
+
+    real_connect, chunks = sink.connect, []
+
+    def connect(url):
+        c = real_connect(url)
+        make = c.pipeline
+
+        def pipeline(*args, **kwargs):
+            pipe = make(*args, **kwargs)
+            execute = pipe.execute
+            pipe.execute = lambda *a, **k: chunks.append(len(pipe.command_stack)) or \
+                execute(*a, **k)
+            return pipe
+        c.pipeline = pipeline
+        return c
+
+    monkeypatch.setattr(sink, "connect", connect)
+    out = names("out")
+    StreamdBatchWriter({"url": target.url, "stream": out, "idempotent": "false",
+                        "writebatchsize": "3"}, SINK_SCHEMA).write(
+        _batches(_rows("src", 7), SINK_SCHEMA))
+    assert chunks == [3, 3, 1] and client.xlen(out) == 7
+
+
+def test_option_parsing():
+    from streamd.spark._conn import bool_opt, int_opt, required, stream_list
+
+    assert stream_list({"streams": " a , b,,a "}) == ["a", "b"]
+    assert [bool_opt({"x": v}, "x", True) for v in ("no", "0", "FALSE")] == [False] * 3
+    assert [bool_opt({"x": v}, "x", False) for v in ("yes", "1", "True")] == [True] * 3
+    with pytest.raises(StreamdSparkError, match="true or false"):
+        bool_opt({"x": "maybe"}, "x", True)
+    assert int_opt({"n": "1"}, "n", 5) == 1 and int_opt({"n": ""}, "n", 5) == 5
+    with pytest.raises(StreamdSparkError, match="must be >= 1"):
+        int_opt({"n": "0"}, "n", 5)
+    with pytest.raises(StreamdSparkError, match="integer"):
+        int_opt({"n": "1.5"}, "n", 5)
+    with pytest.raises(StreamdSparkError, match="'url' is required"):
+        required({"url": ""}, "url")
+    with pytest.raises(StreamdSparkError, match="names no stream"):
+        stream_list({"streams": " , "})
