@@ -300,6 +300,9 @@ def test_idmp_settings_out_of_range_are_refused_before_touching_the_stream(
     with pytest.raises(StreamdSparkError, match=f"(?i){option}' must be <="):
         StreamdBatchWriter({"url": target.url, "stream": out, option: value}, SINK_SCHEMA)
     assert not client.exists(out)
+    StreamdBatchWriter({"url": target.url, "stream": out, option: str(int(value) - 1)},
+                       SINK_SCHEMA)  # the largest value XCFGSET takes
+    assert client.xinfo_stream(out)[option.replace("idmp", "idmp-")] == int(value) - 1
 
 
 def test_writer_configures_the_target_from_the_driver(target, client, names, idmp):
@@ -602,6 +605,7 @@ def test_option_parsing():
     with pytest.raises(StreamdSparkError, match="true or false"):
         bool_opt({"x": "maybe"}, "x", True)
     assert int_opt({"n": "1"}, "n", 5) == 1 and int_opt({"n": ""}, "n", 5) == 5
+    assert int_opt({"n": "9"}, "n", 5, maximum=9) == 9
     with pytest.raises(StreamdSparkError, match="must be >= 1"):
         int_opt({"n": "0"}, "n", 5)
     with pytest.raises(StreamdSparkError, match="integer"):
@@ -610,3 +614,28 @@ def test_option_parsing():
         required({"url": ""}, "url")
     with pytest.raises(StreamdSparkError, match="names no stream"):
         stream_list({"streams": " , "})
+
+
+def test_scalar_renderings():
+    import datetime
+    import struct
+
+    from streamd.spark.sink import _field_value, _float32_text
+
+    for x in (0.1, 1 / 3, -2.5e-8, 16777217.0, 3.4e38, 1e-45):
+        f32 = struct.unpack("f", struct.pack("f", x))[0]
+        text = _float32_text(f32)
+        # Reads back as the same float32, and is no longer than Python's own float repr.
+        assert struct.unpack("f", struct.pack("f", float(text)))[0] == f32
+        assert len(text) <= len(repr(x))
+    assert _float32_text(struct.unpack("f", struct.pack("f", 1 / 3))[0]) == "0.33333334"
+    # Scalars are never JSON-quoted; only containers become JSON.
+    assert _field_value(datetime.timedelta(days=1)) == "1 day, 0:00:00"
+    assert _field_value(bytearray(b"\x00")) == b"\x00"
+
+
+def test_group_mirror_skips_missing_streams(target, client, names):
+    a = names("a")
+    reader = _stream_reader(target, [a], group="spark", groupStrict="true")
+    reader.commit({a: "5-0"})  # nothing to mirror into, and not an error
+    assert not client.exists(a)
