@@ -60,10 +60,10 @@ def _pairs(flat: list) -> list[tuple]:
     would fail with DUPLICATED_MAP_KEY. The last value wins, as in redis-py's dicts and
     Spark's own LAST_WIN policy.
     """
-    pairs = list(zip(flat[::2], flat[1::2]))
-    if len(pairs) > 1 and len({k for k, _ in pairs}) < len(pairs):
-        return list(dict(pairs).items())
-    return pairs
+    names = flat[::2]
+    if len(names) > 1 and len(set(names)) < len(names):
+        return list(dict(zip(names, flat[1::2])).items())
+    return list(zip(names, flat[1::2]))
 
 
 def _arrow_schema():
