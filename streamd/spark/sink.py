@@ -299,7 +299,8 @@ class _SinkBase:
                         f"'{self.stream}': beyond that its oldest dedup records would be "
                         "evicted and a retry could duplicate them. Use more partitions "
                         "(e.g. numPartitions on the streamd reader, or repartition), a "
-                        "smaller maxEntriesPerTrigger, or a larger IDMP-MAXSIZE")
+                        "smaller maxEntriesPerTrigger, or a larger IDMP-MAXSIZE (option "
+                        "idmpMaxSize, which only applies when the sink creates the stream)")
                 if seen is not None:
                     if iid in seen:
                         raise StreamdSparkError(

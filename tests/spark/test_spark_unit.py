@@ -555,9 +555,11 @@ def test_write_tasks_recreate_a_deleted_target_and_check_it(target, client, name
     writer = StreamdBatchWriter({"url": target.url, "stream": out, "idmpmaxsize": "2"},
                                 SINK_SCHEMA)
     client.delete(out)  # between planning on the driver and the task
-    with pytest.raises(StreamdSparkError, match="more than 2 rows"):
+    with pytest.raises(StreamdSparkError, match="more than 2 rows") as failed:
         writer.write(_batches(_rows("src", 3), SINK_SCHEMA))
     assert client.xinfo_stream(out)["idmp-maxsize"] == 2
+    # The option alone does not resize an existing stream; the advice must say so.
+    assert "only applies when the sink creates the stream" in str(failed.value)
     client.delete(out)
     client.set(out, "not a stream")
     with pytest.raises(Exception, match="WRONGTYPE"):
