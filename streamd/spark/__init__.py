@@ -9,7 +9,8 @@ Usage::
     df.write.format("streamd").option("url", url).option("stream", "copy").save()
 
 Reader options: ``url``, ``streams`` (comma-separated), ``start``/``end`` (batch),
-``startingOffsets`` (``earliest`` | ``latest`` | JSON), ``maxEntriesPerTrigger``,
+``startingOffsets`` (``earliest`` | ``latest`` | JSON), ``maxEntriesPerTrigger`` (default
+``numPartitions`` x 10,000, what the sink's tasks can deduplicate; 0 = no limit),
 ``group``, ``numPartitions`` (per stream), ``readBatchSize``. Columns: ``stream`` string,
 ``id`` string, ``fields`` map<string,string>.
 

@@ -31,6 +31,11 @@ def fmt_id(sid: StreamID) -> str:
     return f"{sid[0]}-{sid[1]}"
 
 
+def next_id(sid: StreamID) -> StreamID:
+    """The smallest ID after ``sid`` (which must not be the largest ID)."""
+    return (sid[0], sid[1] + 1) if sid[1] < MAX_SEQ else (sid[0] + 1, 0)
+
+
 def split_range(first: StreamID, last: StreamID, parts: int) -> list[tuple[StreamID, StreamID]]:
     """Cut the inclusive ID range [first, last] into at most ``parts`` contiguous slices.
 

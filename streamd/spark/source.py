@@ -1,9 +1,11 @@
 """Readers: batch (``spark.read``) and micro-batch streaming (``spark.readStream``).
 
-Rows are ``(stream, id, fields)``, produced as Arrow record batches. Work is split into :class:`StreamRange` partitions, each
-an inclusive ID range of one stream read with paged ``XRANGE``. Planning is a pure function
-of the range ends (see :func:`streamd.spark._ids.split_range`), so a replayed micro-batch
-gets the same partitions -- and hence the sink the same producer IDs -- as the first run.
+Rows are ``(stream, id, fields)``, produced as Arrow record batches. Work is split into
+:class:`StreamRange` partitions, each an inclusive ID range of one stream read with paged
+``XRANGE``. A micro-batch's partition bounds are fixed when the batch is planned and stored
+in its end offset, so a replayed micro-batch gets the same partitions -- and hence the sink
+the same producer IDs -- as the first run; batch reads split by time (see
+:func:`streamd.spark._ids.split_range`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,17 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from ._conn import StreamdSparkError, bool_opt, connect, int_opt, opt, required, stream_list
-from ._ids import MAX_SEQ, StreamID, fmt_id, parse_id, split_range
+from ._conn import (
+    MAX_IDMP_MAXSIZE,
+    StreamdSparkError,
+    bool_opt,
+    connect,
+    int_opt,
+    opt,
+    required,
+    stream_list,
+)
+from ._ids import MAX_SEQ, StreamID, fmt_id, next_id, parse_id, split_range
 
 log = logging.getLogger("streamd.spark")
 
@@ -31,6 +42,10 @@ ZERO: StreamID = (0, 0)
 DEFAULT_READ_BATCH = 1000
 # Partitions per stream and per (micro-)batch.
 DEFAULT_PARTITIONS = 4
+# Without maxEntriesPerTrigger a micro-batch admits numPartitions times this many entries:
+# the most one write task of the streamd sink can deduplicate (its IDMP window). A bigger
+# batch would fail that task on every replay, with no way to shrink the batch afterwards.
+DEFAULT_ENTRIES_PER_PARTITION = MAX_IDMP_MAXSIZE
 # With the ``group`` option, commit() counts the entries after the committed ID (to set the
 # group's entries-read so XINFO GROUPS shows an exact lag) only up to this many.
 LAG_SCAN_LIMIT = 1000
@@ -197,8 +212,33 @@ def _offset_json(streams: list[str], ids: Mapping[str, StreamID]) -> dict:
     return {s: fmt_id(ids.get(s, ZERO)) for s in streams}
 
 
+def _offset_id(value) -> StreamID:
+    """The last ID an offset value includes: ``"ms-seq"``, or ``{"last": ..., "cuts": ...}``."""
+    return parse_id(value["last"] if isinstance(value, dict) else str(value))
+
+
+def _cuts(ids: list[StreamID], parts: int) -> list[str]:
+    """Where to cut the sorted entry IDs ``ids`` into at most ``parts`` runs of nearly equal
+    length: the last ID of every run but the final one."""
+    n = len(ids)
+    k = min(parts, n)
+    return [fmt_id(ids[(j * n + k - 1) // k - 1]) for j in range(1, k)]
+
+
+def _ranges_from_cuts(stream: str, begin: StreamID, last: StreamID,
+                      cuts: list[str]) -> list[StreamRange]:
+    """Partitions (begin, cut1], (cut1, cut2], ..., (cutN, last] as inclusive ranges."""
+    out, after = [], begin
+    for hi in [*(parse_id(c) for c in cuts), last]:
+        out.append(StreamRange(stream, fmt_id(next_id(after)), fmt_id(hi)))
+        after = hi
+    return out
+
+
 class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Micro-batch reader. Offsets are ``{stream: last ID included}``.
+    """Micro-batch reader. Offsets are ``{stream: last ID included}``; a stream that a
+    micro-batch admitted under a read limit has ``{"last": id, "cuts": [id, ...]}``, the
+    partition bounds chosen when the batch was planned (see ``latestOffset``).
 
     Spark's checkpoint (offset and commit logs) is the only source of truth for progress;
     the optional ``group`` is a mirror updated in commit() for monitoring (XINFO GROUPS
@@ -214,8 +254,10 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.url = required(options, "url")
         self.streams = stream_list(options)
         self.starting = opt(options, "startingOffsets", "latest") or "latest"
-        self.max_entries = int_opt(options, "maxEntriesPerTrigger", 0, minimum=0)
         self.parts = int_opt(options, "numPartitions", DEFAULT_PARTITIONS)
+        # 0 = no limit (all available entries in every micro-batch)
+        self.max_entries = int_opt(options, "maxEntriesPerTrigger",
+                                   self.parts * DEFAULT_ENTRIES_PER_PARTITION, minimum=0)
         self.batch = int_opt(options, "readBatchSize", DEFAULT_READ_BATCH)
         self.group = opt(options, "group")
         self.strict_group = bool_opt(options, "groupStrict", False)
@@ -266,10 +308,24 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _start_ids(self, start: dict) -> dict[str, StreamID]:
         # A stream added to the option after the query started has no offset yet: it is
         # read from the beginning.
-        return {s: parse_id(start[s]) if s in start else ZERO for s in self.streams}
+        return {s: _offset_id(start[s]) if s in start else ZERO for s in self.streams}
+
+    def _end_offset(self, start: dict, begin: dict, ends: dict, cuts: dict) -> dict:
+        """The offset of a batch reading (begin, ends]: a stream that does not advance keeps
+        its value from ``start`` as it was, so "no new data" returns ``start`` itself."""
+        out = {}
+        for s in self.streams:
+            if ends[s] == begin[s] and s in start:
+                out[s] = start[s]
+            elif s in cuts:
+                out[s] = {"last": fmt_id(ends[s]), "cuts": cuts[s]}
+            else:
+                out[s] = fmt_id(ends[s])
+        return out
 
     def getDefaultReadLimit(self) -> ReadLimit:
-        """ReadMaxRows(maxEntriesPerTrigger) when that option is set, else all available."""
+        """ReadMaxRows(maxEntriesPerTrigger), by default numPartitions x 10,000 (what the
+        streamd sink's write tasks can deduplicate); all available when the option is 0."""
         if self.max_entries > 0:
             return ReadMaxRows(self.max_entries)
         return ReadAllAvailable()
@@ -293,7 +349,7 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         tails = self.target if self.target is not None else self._tails()
         ends = {s: max(begin[s], tails.get(s, ZERO)) for s in self.streams}
         if not isinstance(limit, ReadMaxRows):
-            return _offset_json(self.streams, ends)
+            return self._end_offset(start, begin, ends, {})
         budget = limit.max_rows
         client = connect(self.url)
         try:
@@ -308,11 +364,17 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             client.close()
         candidates.sort()
         limited = dict(begin)
-        counts = dict.fromkeys(self.streams, 0)
+        admitted: dict[str, list[StreamID]] = {s: [] for s in self.streams}
         for sid, s in candidates[:budget]:
             limited[s] = max(limited[s], sid)
-            counts[s] += 1
-        end = _offset_json(self.streams, limited)
+            admitted[s].append(sid)
+        counts = {s: len(ids) for s, ids in admitted.items()}
+        # The partition bounds are fixed here, from the entries admitted, and travel in the
+        # offset: a replay after a restart reads the same ranges (and the sink writes each
+        # row under the same producer) even if entries of the batch were deleted meanwhile,
+        # and every partition holds an equal share, whatever the arrival pattern.
+        end = self._end_offset(start, begin, limited,
+                               {s: _cuts(ids, self.parts) for s, ids in admitted.items() if ids})
         # Remember how many entries each stream contributes, so the group mirror can
         # advance entries-read without scanning the stream again.
         self.batch_sizes[json.dumps(end)] = (_offset_json(self.streams, begin), counts)
@@ -329,10 +391,11 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> list[StreamRange]:
         """Partitions for the entries in (start, end] of every stream.
 
-        The split starts at the first entry actually present after ``start`` (so a query
-        starting at 0-0 is not cut on the empty span since 1970). That entry is fixed once
-        written, so replaying a batch after a restart yields the same partitions as long as
-        nobody deletes entries inside the batch's range in between.
+        A batch planned under a read limit (the default) carries its cuts in ``end``.
+        Otherwise (all available) the range is split by time, starting at the first entry
+        actually present after ``start`` (so a query starting at 0-0 is not cut on the
+        empty span since 1970); such a replay gets the same partitions as long as that
+        first entry is not deleted in between.
         """
         begin = self._start_ids(start)
         ends = self._start_ids(end)
@@ -341,6 +404,10 @@ class StreamdStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             out: list[StreamRange] = []
             for s in self.streams:
                 if ends[s] <= begin[s]:
+                    continue
+                value = end.get(s)
+                if isinstance(value, dict) and isinstance(value.get("cuts"), list):
+                    out.extend(_ranges_from_cuts(s, begin[s], ends[s], value["cuts"]))
                     continue
                 first = _first_in(client, s, "(" + fmt_id(begin[s]), fmt_id(ends[s]))
                 if first is not None:

@@ -106,6 +106,11 @@ def _stream_reader(target, streams, **opts):
     return StreamdDataSource(options).streamReader(None)
 
 
+def _last_ids(offset):
+    """``{stream: last ID}`` of an offset, whatever form each stream's value takes."""
+    return {s: v["last"] if isinstance(v, dict) else v for s, v in offset.items()}
+
+
 def _drain(reader, start, limit):
     """Run micro-batches the way Spark does; returns (batches' row ids, final offset)."""
     batches = []
@@ -152,9 +157,9 @@ def test_read_limit_admits_oldest_entries_across_streams(target, client, names):
     assert sorted(batches[0]) == sorted(oldest)
     assert any(i in ids_b for i in batches[0]) and len(set(batches[0]) & set(ids_a)) >= 15
     assert sorted(sum(batches, [])) == sorted(ids_a + ids_b)
-    assert end == {a: ids_a[-1], b: ids_b[-1]}
+    assert _last_ids(end) == {a: ids_a[-1], b: ids_b[-1]}
     # The engine may ask for everything regardless of the option (e.g. Trigger.Once)
-    assert reader.latestOffset({a: "0-0", b: "0-0"}, ReadAllAvailable()) == end
+    assert reader.latestOffset({a: "0-0", b: "0-0"}, ReadAllAvailable()) == _last_ids(end)
 
 
 def test_available_now_stops_at_the_tails_seen_at_start(target, client, names):
@@ -166,7 +171,7 @@ def test_available_now_stops_at_the_tails_seen_at_start(target, client, names):
     after = _produce(client, a, 7)  # arrives after the run began: not part of it
     batches, end = _drain(reader, start, reader.getDefaultReadLimit())
     assert [len(x) for x in batches] == [10, 10, 5]
-    assert sum(batches, []) == before and end == {a: before[-1]}
+    assert sum(batches, []) == before and _last_ids(end) == {a: before[-1]}
     assert reader.reportLatestOffset() == {a: after[-1]}
 
 
@@ -424,7 +429,7 @@ def test_offsets_never_move_back_when_the_tail_is_deleted(target, client, names)
         # An earlier end would make the next batch re-read ids[2] (and the sink write it twice).
         assert reader.latestOffset(start, limit) == start
         client.xadd(a, {"n": "new"}, id=ids[-1].split("-")[0] + "-9")
-        assert reader.latestOffset(start, limit) == {a: ids[-1].split("-")[0] + "-9"}
+        assert _last_ids(reader.latestOffset(start, limit)) == {a: ids[-1].split("-")[0] + "-9"}
         client.delete(a)
         ids = _produce(client, a, 5)
 
@@ -432,7 +437,12 @@ def test_offsets_never_move_back_when_the_tail_is_deleted(target, client, names)
 def test_max_entries_per_trigger_of_one_is_a_limit(target):
     reader = _stream_reader(target, ["x"], maxEntriesPerTrigger=1)
     assert reader.getDefaultReadLimit() == ReadMaxRows(1)
-    assert isinstance(_stream_reader(target, ["x"]).getDefaultReadLimit(), ReadAllAvailable)
+    # Unset: as many as the sink's write tasks can deduplicate, 10,000 per partition.
+    assert _stream_reader(target, ["x"]).getDefaultReadLimit() == ReadMaxRows(40_000)
+    assert _stream_reader(target, ["x"], numPartitions=3).getDefaultReadLimit() == \
+        ReadMaxRows(30_000)
+    assert isinstance(_stream_reader(target, ["x"], maxEntriesPerTrigger=0)
+                      .getDefaultReadLimit(), ReadAllAvailable)
     with pytest.raises(StreamdSparkError, match="numPartitions"):
         _stream_reader(target, ["x"], numPartitions=0)
 
@@ -641,3 +651,41 @@ def test_group_mirror_skips_missing_streams(target, client, names):
     reader = _stream_reader(target, [a], group="spark", groupStrict="true")
     reader.commit({a: "5-0"})  # nothing to mirror into, and not an error
     assert not client.exists(a)
+
+
+@pytest.mark.parametrize("n,parts,sizes", [
+    (10, 4, [3, 2, 3, 2]), (2, 4, [1, 1]), (1, 4, [1]), (8, 4, [2, 2, 2, 2]), (7, 1, [7])])
+def test_cuts_make_runs_of_nearly_equal_length(n, parts, sizes):
+    from streamd.spark.source import _cuts, _ranges_from_cuts
+
+    ids = [(7, i) for i in range(n)]
+    cuts = _cuts(ids, parts)
+    ranges = _ranges_from_cuts("s", (6, 0), ids[-1], cuts)
+    got = [sum(1 for i in ids if parse_id(r.lo) <= i <= parse_id(r.hi)) for r in ranges]
+    assert got == sizes  # every ID in exactly one range, the ranges in order
+
+
+def test_limited_batches_carry_their_cuts_and_replay_identically(target, client, names):
+    a = names("a")
+    # A burst: 90 entries within one millisecond, then ten spread out. A split by time
+    # would give one partition nearly everything (and the sink's task a window overflow).
+    pipe = client.pipeline(transaction=False)
+    for i in range(90):
+        pipe.xadd(a, {"n": str(i)}, id=f"5000-{i}")
+    for i in range(10):
+        pipe.xadd(a, {"n": str(90 + i)}, id=f"{5001 + i}-0")
+    ids = [x.decode() for x in pipe.execute()]
+    reader = _stream_reader(target, [a], startingOffsets="earliest", numPartitions=4)
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, reader.getDefaultReadLimit())
+    assert end[a]["last"] == ids[-1] and len(end[a]["cuts"]) == 3
+    plan = [vars(p) for p in reader.partitions(start, end)]
+    assert [len(_rows_of(reader, [p])) for p in reader.partitions(start, end)] == [25] * 4
+    # The driver restarts and replays the batch after its first entries were deleted: the
+    # same ranges, so every remaining row goes to the same task (and sink producer).
+    client.xdel(a, *ids[:3])
+    again = _stream_reader(target, [a], startingOffsets="earliest", numPartitions=4)
+    assert [vars(p) for p in again.partitions(start, end)] == plan
+    assert [r[1] for r in _rows_of(again, again.partitions(start, end))] == ids[3:]
+    # The next batch starts after the last ID, whatever form the offset took.
+    assert again.latestOffset(end, again.getDefaultReadLimit()) == end
