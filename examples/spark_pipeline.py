@@ -101,7 +101,8 @@ def main(argv=None) -> int:
     ap.add_argument("--reset", action="store_true", help="delete orders/results first")
     ap.add_argument("--orders", type=int, default=100000, help="orders to produce")
     ap.add_argument("--batch", type=int, default=10000,
-                    help="maxEntriesPerTrigger (keep <= 10000, the sink's IDMP-MAXSIZE)")
+                    help="maxEntriesPerTrigger (keep <= 2 x 10000: two partitions, each "
+                         "within the sink's IDMP-MAXSIZE)")
     ap.add_argument("--master", default="local[2]")
     args = ap.parse_args(argv)
 
