@@ -391,3 +391,17 @@ def test_requests_after_a_second_blocking_read_wait_for_it_too(r, raw):
     assert r.execute_command("CLIENT", "UNBLOCK", cid) == 1
     assert c.read_reply() == b"*-1\r\n"
     assert c.read_reply() == b"$2\r\nhi\r\n"
+
+
+def test_dollar_is_last_generated_id_not_last_entry(r, raw):
+    # `$` is the stream's last generated ID: after XSETID moved it past the last entry
+    # (and back), an entry added in between is older than what the reader waits for
+    r.execute_command("XADD", "s", "1-0", "f", "v")
+    r.execute_command("XSETID", "s", "5-0")
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    r.execute_command("XSETID", "s", "1-0")
+    r.execute_command("XADD", "s", "3-0", "f", "v")
+    r.execute_command("XADD", "s", "6-0", "f", "v")
+    assert c.read_reply() == ENTRY_1.replace(b"1-0", b"6-0")

@@ -1091,3 +1091,259 @@ def test_command_info_xread_keyword_key_spec(call, name, start):
                                      [b"keyword", b"STREAMS", b"startfrom", start]]
     assert spec[b"find_keys"] == [b"type", b"range", b"spec",
                                   [b"lastkey", -1, b"keystep", 1, b"limit", 2]]
+# --- edge cases pinned by a mutation audit (each kills a mutant the tests above let live) ---
+
+def test_trim_operator_without_threshold_is_read_as_the_threshold(call, werr):
+    # `~` / `=` count as operators only when an argument follows them; a trailing one is
+    # the threshold itself
+    fill(call)
+    not_int = "ERR value is not an integer or out of range"
+    assert werr("XTRIM", "s", "MAXLEN", "~") == not_int
+    assert werr("XTRIM", "s", "MAXLEN", "=") == not_int
+    assert werr("XTRIM", "s", "MINID", "~") == INVALID_ID
+    assert werr("XTRIM", "s", "MINID", "=") == INVALID_ID
+    assert call("XLEN", "s") == 3
+
+
+def test_xtrim_approx_default_limit_without_node_entry_limit(r, call):
+    # stream-node-max-entries 0: `~` without LIMIT may remove 10000 entries at most
+    node_config(r, 0)
+    r.config_set("stream-node-max-bytes", 1)  # every entry in a node of its own
+    p = r.pipeline(transaction=False)
+    for i in range(1, 10006):
+        p.execute_command("XADD", "s", f"{i}-0", "f", "v")
+    p.execute()
+    assert info(call)[b"radix-tree-keys"] == 10005
+    assert call("XTRIM", "s", "MAXLEN", "~", "0") == 10000
+    assert ids(call) == [b"10001-0", b"10002-0", b"10003-0", b"10004-0", b"10005-0"]
+
+
+def test_xsetid_max_deleted_may_equal_last_id(call):
+    fill(call, n=2)
+    assert call("XSETID", "s", "5-0", "MAXDELETEDID", "5-0") == b"OK"
+    got = info(call)
+    assert got[b"last-generated-id"] == b"5-0"
+    assert got[b"max-deleted-entry-id"] == b"5-0"
+
+
+@pytest.mark.min_redis("8.2")
+def test_xdelex_delref_cleans_pel_of_an_entry_already_deleted(call):
+    fill(call, n=2)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    call("XDEL", "s", "1-0")  # the PEL keeps its reference
+    assert call("XPENDING", "s", "g")[0] == 2
+    assert call("XDELEX", "s", "DELREF", "IDS", "1", "1-0") == [-1]
+    assert call("XPENDING", "s", "g")[0] == 1
+
+
+def test_xsetid_compares_with_last_live_entry_not_last_id(call):
+    fill(call, n=1)
+    assert call("XSETID", "s", "5-0") == b"OK"
+    # going back is fine while the ID stays >= the last entry actually in the stream
+    assert call("XSETID", "s", "3-0") == b"OK"
+    assert call("XSETID", "s", "1-0") == b"OK"
+    assert info(call)[b"last-generated-id"] == b"1-0"
+
+
+def test_xsetid_may_equal_current_max_deleted(call):
+    fill(call, n=2)
+    call("XDEL", "s", "2-0")
+    assert call("XSETID", "s", "2-0") == b"OK"
+    assert info(call)[b"last-generated-id"] == b"2-0"
+
+
+def test_xsetid_entries_added_may_equal_length(call):
+    fill(call, n=3)
+    assert call("XSETID", "s", "3-0", "ENTRIESADDED", "3") == b"OK"
+    assert info(call)[b"entries-added"] == 3
+
+
+def test_xsetid_top_item_checked_before_entries_added(call, werr):
+    fill(call, n=3)
+    assert werr("XSETID", "s", "2-0", "ENTRIESADDED", "1") == \
+        "ERR The ID specified in XSETID is smaller than the target stream top item"
+
+
+def test_xsetid_without_maxdeletedid_keeps_max_deleted(call):
+    fill(call, n=2)
+    call("XDEL", "s", "2-0")
+    assert call("XSETID", "s", "3-0") == b"OK"
+    assert call("XSETID", "s", "4-0", "MAXDELETEDID", "0-0") == b"OK"
+    assert info(call)[b"max-deleted-entry-id"] == b"2-0"
+
+
+def test_xread_without_streams_is_a_syntax_error(call, werr):
+    fill(call)
+    assert werr("XREAD", "COUNT", "1", "COUNT", "2") == "ERR syntax error"
+    assert werr("XREAD", "COUNT", "1", "BLOCK", "10") == "ERR syntax error"
+
+
+@pytest.mark.min_redis("7.4")
+def test_xread_plus_on_an_emptied_stream_is_null(wire, call):
+    fill(call, n=1)
+    call("XDEL", "s", "1-0")
+    assert wire("XREAD", "STREAMS", "s", "+") == NULL2
+    assert wire("XREAD", "STREAMS", "nokey", "s", "+", "+") == NULL2
+
+
+def test_xinfo_stream_radix_tree_nodes_keys_differing_in_last_byte(r, call):
+    node_config(r, 1)
+    call("XADD", "s", "1-0", "f", "v")
+    call("XADD", "s", "1-1", "f", "v")
+    # read from Redis 7.0: a 15-byte compressed prefix node, the branching node and two
+    # leaves
+    assert (info(call)[b"radix-tree-keys"], info(call)[b"radix-tree-nodes"]) == (2, 4)
+
+
+def test_xinfo_stream_full_count_0_lists_every_pending_entry(call):
+    fill(call, n=12)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    for count, shown in (("0", 12), ("3", 3)):
+        group = info(call, "s", "FULL", "COUNT", count)[b"groups"][0]
+        g = dict(zip(group[0::2], group[1::2]))
+        assert len(g[b"pending"]) == shown
+        consumer = dict(zip(g[b"consumers"][0][0::2], g[b"consumers"][0][1::2]))
+        assert len(consumer[b"pending"]) == shown
+    group = info(call, "s", "FULL")[b"groups"][0]
+    assert len(dict(zip(group[0::2], group[1::2]))[b"pending"]) == 10
+
+
+def _many(n, value="v"):
+    return [x for i in range(n) for x in (f"k{i}", value)]
+
+
+# (first entry, second entry) and the smallest stream-node-max-bytes that keeps both and a
+# third entry `f x` in one node, read from Redis 7.0 (stream-node-max-entries 0): one byte
+# less and the node is split. Each pins the listpack size of an element class at an
+# encoding boundary.
+_NODE_BYTES_BOUNDARIES = [
+    (["f", "x"], ["f", "x" * 16377], 16424),  # backlen of a 16382-byte element: 2 bytes
+    (["f", "x"], ["f", "x" * 16378], 16426),  # 16383 bytes: 3
+    (["f", "x"], ["f", "x" * 126], 170),
+    (["f", "x"], ["f", "x" * 4095], 4139),
+    (["f", "x"], ["f", "x" * 4096], 4143),
+    (["f", "x"], ["f", "999999999999999999"], 50),  # int64: 9 bytes + backlen
+    (["f", "x"], ["f", "9999999999999999999"], 61),  # not an int64: a string
+    (["f", "x"], ["f", "-0"], 44),  # not an integer for listpack
+    (["f", "x"], ["f", "99"], 42),  # 7-bit unsigned integer
+    (["f", "x"], ["f", "128"], 43),  # 13-bit integer
+    (["f", "x"], ["f", "999999"], 45),
+    (["f", "x"], ["f", "99999999"], 46),
+    (["f", "x"], ["f", "99999999999"], 50),
+    (["f", "x"], ["f", "4095"], 43),
+    (["f", "x"], ["f", "-4096"], 43),
+    (["f", "x"], ["f", "32767"], 44),  # int16
+    (["f", "x"], ["f", "8388607"], 45),  # int24
+    (["f", "x"], ["f", "8388608"], 46),  # int32
+    (["f", "x"], ["g", "x", "h", "y"], 54),  # field names differ from the master's
+    (["f", "x"], _many(61), 520),  # lp-count 2 * 61 + 4 = 126: 1-byte integer
+    (["f", "x"], _many(62), 529),  # lp-count 128: 13-bit integer
+    (["f", "x"], _many(125), 1058),
+    (_many(124), _many(124), 1540),  # lp-count 127: 1-byte integer
+    (_many(125), _many(125), 1555),  # lp-count 128: 13-bit integer
+]
+
+
+@pytest.mark.parametrize("first,second,fits", _NODE_BYTES_BOUNDARIES)
+def test_node_byte_limit_at_encoding_boundaries(r, call, first, second, fits):
+    node_config(r, 0)
+    for limit, nodes in ((fits - 1, 2), (fits, 1)):
+        call("DEL", "s")
+        r.config_set("stream-node-max-bytes", limit)
+        for i, fields in enumerate((first, second, ["f", "x"]), 1):
+            call("XADD", "s", f"1-{i}", *fields)
+        assert info(call)[b"radix-tree-keys"] == nodes, limit
+
+
+def test_node_byte_limit_counts_grow_past_127_entries(r, call):
+    # the node's live-count element takes 3 bytes from 128 entries on: read from Redis 7.0
+    node_config(r, 0)
+    for limit, nodes in ((1429, 2), (1430, 1)):
+        call("DEL", "s")
+        r.config_set("stream-node-max-bytes", limit)
+        for i in range(1, 130):
+            call("XADD", "s", f"1-{i}", "f", "x")
+        assert info(call)[b"radix-tree-keys"] == nodes, limit
+
+
+def _node_of_tombstones_at_head(r, call):
+    """Nodes [1-0 2-0] [3-0 4-0] with the first node left holding tombstones only (an
+    exact MINID trim stops at the tombstone 2-0, so the node is not removed)."""
+    node_config(r, 2)
+    fill(call, n=4)
+    call("XDEL", "s", "2-0")
+    assert call("XTRIM", "s", "MINID", "2-0") == 1
+    assert (info(call)[b"length"], info(call)[b"radix-tree-keys"]) == (2, 2)
+
+
+def test_trim_at_maxlen_keeps_a_node_of_tombstones(r, call):
+    _node_of_tombstones_at_head(r, call)
+    assert call("XTRIM", "s", "MAXLEN", "2") == 0
+    assert info(call)[b"radix-tree-keys"] == 2
+    assert call("XTRIM", "s", "MAXLEN", "1") == 1  # drops it on the way
+    assert info(call)[b"radix-tree-keys"] == 1
+    assert ids(call) == [b"4-0"]
+
+
+def test_first_id_recorded_when_appending_to_a_node_of_tombstones(r, call):
+    node_config(r, 100)
+    fill(call, n=2)
+    call("XDEL", "s", "2-0")
+    assert call("XTRIM", "s", "MINID", "2-0") == 1
+    assert info(call)[b"recorded-first-entry-id"] == b"0-0"
+    call("XADD", "s", "3-0", "f", "v")
+    got = info(call)
+    assert (got[b"radix-tree-keys"], got[b"recorded-first-entry-id"]) == (1, b"3-0")
+
+
+@pytest.mark.min_redis("8.2")
+def test_xsetid_top_item_is_the_last_live_entry_after_acked_trim(call):
+    # ACKED trimming can leave the tail entry a tombstone without touching
+    # max-deleted-entry-id; XSETID then compares with the last live entry
+    fill(call, n=3)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    call("XACK", "s", "g", "1-0", "3-0")
+    assert call("XTRIM", "s", "MINID", "10-0", "ACKED") == 2
+    assert info(call)[b"max-deleted-entry-id"] == b"0-0"
+    assert call("XSETID", "s", "2-0") == b"OK"
+
+
+@pytest.mark.streamd_only
+@pytest.mark.parametrize("node_entries,limit", [(1, 100), (100, 10_000), (0, 10_000),
+                                                (-5, 10_000), (10_000, 1_000_000),
+                                                (20_000, 1_000_000)])
+def test_default_approx_trim_limit(node_entries, limit):
+    # 100 nodes' worth, 10000 when the node entry limit is off, capped at a million (seeing
+    # the cap through the server would need a stream of more than a million entries)
+    from types import SimpleNamespace
+
+    from streamd.commands.streams import default_trim_limit
+    ctx = SimpleNamespace(config={"stream-node-max-entries": node_entries})
+    assert default_trim_limit(ctx) == limit
+
+
+def test_id_argument_longer_than_127_bytes_is_invalid(call, werr):
+    # leading zeros make strtoull read any length; the 127-byte cap is checked first
+    assert call("XADD", "s", "0" * 124 + "1-1", "f", "v") == b"1-1"
+    assert werr("XADD", "s", "0" * 125 + "2-1", "f", "v") == INVALID_ID
+    assert len(call("XRANGE", "s", "0" * 126 + "1", "+")) == 1
+    assert werr("XRANGE", "s", "0" * 127 + "1", "+") == INVALID_ID
+
+
+def test_lenient_id_parts_still_overflow(werr):
+    for sid in ("018446744073709551616-1", "5-018446744073709551616", "+18446744073709551616"):
+        assert werr("XADD", "s", sid, "f", "v") == INVALID_ID
+    assert werr("XRANGE", "s", "018446744073709551616", "+") == INVALID_ID
+
+
+def test_auto_sequence_only_in_xadd_id(call, werr):
+    assert call("XADD", "s", "1-*", "f", "v") == b"1-0"
+    for args in (("XRANGE", "s", "1-*", "+"), ("XRANGE", "s", "-", "1-*"),
+                 ("XRANGE", "s", "(1-*", "+"), ("XDEL", "s", "1-*"),
+                 ("XREAD", "STREAMS", "s", "1-*"), ("XTRIM", "s", "MINID", "1-*"),
+                 ("XADD", "s", "MINID", "1-*", "*", "f", "v"), ("XSETID", "s", "9-*"),
+                 ("XSETID", "s", "9-0", "MAXDELETEDID", "1-*")):
+        assert werr(*args) == INVALID_ID, args
