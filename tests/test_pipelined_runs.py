@@ -268,3 +268,18 @@ def test_run_of_reads_with_errors(raw, r):
     assert (get1["calls"] - get0["calls"], get1["failed_calls"] - get0["failed_calls"],
             get1["rejected_calls"] - get0["rejected_calls"]) == (5, 1, 1)
     assert (xr1["calls"] - xr0["calls"], xr1["failed_calls"] - xr0["failed_calls"]) == (6, 3)
+
+
+def test_run_with_an_odd_field_list_in_the_middle(raw, r):
+    c = raw()
+    replies = _pipeline(
+        c,
+        ("XADD", "k", "*", "f", "1"),
+        ("XADD", "k", "*", "f", "2"),
+        ("XADD", "k", "*", "f", "3", "g"),  # one field too many: arity error, nothing added
+        ("XADD", "k", "MAXLEN", "5", "*", "f", "4", "g"),
+        ("XADD", "k", "*", "f", "5"),
+    )
+    for i in (2, 3):
+        assert str(replies[i]) == "ERR wrong number of arguments for 'xadd' command"
+    assert [e[1] for e in r.xrange("k")] == [{b"f": b"1"}, {b"f": b"2"}, {b"f": b"5"}]

@@ -1347,3 +1347,82 @@ def test_auto_sequence_only_in_xadd_id(call, werr):
                  ("XADD", "s", "MINID", "1-*", "*", "f", "v"), ("XSETID", "s", "9-*"),
                  ("XSETID", "s", "9-0", "MAXDELETEDID", "1-*")):
         assert werr(*args) == INVALID_ID, args
+
+
+def test_exclusive_bounds_step_by_one_id(call):
+    for sid in ("1-1", "1-2", "1-3", "1-18446744073709551615", "2-0", "2-1"):
+        call("XADD", "s", sid, "f", "v")
+    assert ids(call, "s", "-", "(1-3") == [b"1-1", b"1-2"]
+    assert ids(call, "s", "(1-1", "(1-3") == [b"1-2"]
+    assert ids(call, "s", "-", "(2-0") == [b"1-1", b"1-2", b"1-3", b"1-18446744073709551615"]
+    assert ids(call, "s", "(1-18446744073709551615", "+") == [b"2-0", b"2-1"]
+    assert [e[0] for e in call("XREVRANGE", "s", "(2-1", "(1-3")] == \
+        [b"2-0", b"1-18446744073709551615"]
+
+
+@pytest.mark.min_redis("8.2")
+def test_xdelex_counts_each_deleted_entry_as_a_change(r, call):
+    fill(call, n=4)
+    before = dirty(r)
+    assert call("XDELEX", "s", "IDS", "3", "1-0", "2-0", "9-0") == [1, 1, -1]
+    assert dirty(r) - before == 2
+    before = dirty(r)
+    assert call("XDELEX", "s", "IDS", "1", "9-0") == [-1]
+    assert dirty(r) == before
+
+
+def test_xadd_creating_the_stream_is_one_change(r, call):
+    before = dirty(r)
+    call("XADD", "s", "1-0", "f", "v")
+    assert dirty(r) - before == 1
+    before = dirty(r)
+    call("XADD", "s", "MAXLEN", "0", "2-0", "f", "v")  # the trimming adds nothing
+    assert dirty(r) - before == 1
+
+
+def test_xsetid_entries_added_zero_on_an_empty_stream(call):
+    fill(call, n=1)
+    call("XDEL", "s", "1-0")
+    assert call("XSETID", "s", "1-0", "ENTRIESADDED", "0") == b"OK"
+    assert info(call)[b"entries-added"] == 0
+
+
+def test_xread_streams_keyword_without_keys_is_a_syntax_error(werr):
+    assert werr("XREAD", "COUNT", "1", "STREAMS") == "ERR syntax error"
+    assert werr("XREAD", "BLOCK", "10", "STREAMS") == "ERR syntax error"
+
+
+def test_ranges_over_nodes_that_start_in_the_same_ms(r, call):
+    node_config(r, 2)
+    for seq in range(6):
+        call("XADD", "s", f"1-{seq}", "f", "v")
+    call("XADD", "s", "2-0", "f", "v")
+    assert ids(call, "s", "1-3", "1-3") == [b"1-3"]
+    assert ids(call, "s", "1-1", "1-4") == [b"1-1", b"1-2", b"1-3", b"1-4"]
+    assert [e[0] for e in call("XREVRANGE", "s", "1-3", "1-2")] == [b"1-3", b"1-2"]
+    assert call("XDEL", "s", "1-3") == 1
+    assert call("XREAD", "STREAMS", "s", "1-2")[0][1][0][0] == b"1-4"
+
+
+def test_xinfo_first_entry_skips_deleted_slots(call):
+    fill(call, n=3)
+    call("XDEL", "s", "1-0")
+    got = info(call)
+    assert got[b"first-entry"] == [b"2-0", [b"f", b"v2"]]
+    call("XDEL", "s", "3-0")
+    assert info(call)[b"last-entry"] == [b"2-0", [b"f", b"v2"]]
+
+
+@pytest.mark.min_redis("8.2")
+def test_acked_trim_frees_a_node_behind_one_that_survives(r, call):
+    # [1-0 2-0] keeps the unacknowledged 1-0, [3-0 4-0] goes whole, [5-0 6-0] stays
+    node_config(r, 2)
+    fill(call, n=6)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    call("XACK", "s", "g", "2-0", "3-0", "4-0", "5-0", "6-0")
+    assert call("XTRIM", "s", "MINID", "5-0", "ACKED") == 3
+    assert ids(call) == [b"1-0", b"5-0", b"6-0"]
+    got = info(call)
+    assert (got[b"length"], got[b"radix-tree-keys"]) == (3, 2)
+    assert ids(call, "s", "3-0", "+") == [b"5-0", b"6-0"]
