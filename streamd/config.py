@@ -21,12 +21,13 @@ _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000**2, "mb": 1024**2,
 
 
 def _memory(text: str) -> int:
-    t = text.strip().lower()
-    num = t.rstrip("kmgb")
-    unit = t[len(num):]
-    if unit not in _UNITS or not num.lstrip("-").isdigit():
+    """A memory value as Redis's memtoull reads it: ASCII digits, then a unit or nothing.
+    No sign and no spaces; a bare unit (or nothing at all) is 0, as strtoull reads ""."""
+    digits = len(text) - len(text.lstrip("0123456789"))
+    unit = text[digits:].lower()
+    if unit not in _UNITS or digits >= 128:  # memtoull copies the digits to a 128-byte buffer
         raise ConfigError("argument must be a memory value")
-    return int(num) * _UNITS[unit]
+    return int(text[:digits] or 0) * _UNITS[unit]
 
 
 def _int_range(lo: int, hi: int, memory: bool = False):

@@ -679,3 +679,21 @@ def test_command_subcommands_count_in_their_own_commandstats_lines(r, raw):
            if name.startswith("cmdstat_command")}
     assert got == {"cmdstat_command": (1, 0), "cmdstat_command|count": (1, 1),
                    "cmdstat_command|docs": (1, 0)}
+
+
+@pytest.mark.parametrize("value, stored", [
+    ("0", "0"), ("05", "5"), ("", "0"), ("k", "0"), ("2KB", "2048"), ("3b", "3"),
+    ("1k", "1000"), ("1mb", "1048576"),
+    (" 5", None), ("5 ", None), ("-0", None), ("-1", None), ("+5", None), ("1.5kb", None),
+    ("5x", None), ("0" * 127 + "7", None), ("0" * 126 + "7", "7"),
+])
+def test_config_memory_values_parse_as_redis_does(r, value, stored):
+    # Redis's memtoull: digits, then an optional unit; no sign, no spaces, and no digits at
+    # all reads as 0 (stream-node-max-bytes as the example)
+    if stored is None:
+        with pytest.raises(redis.ResponseError, match="argument must be a memory value$"):
+            r.config_set("stream-node-max-bytes", value)
+        assert r.config_get("stream-node-max-bytes")["stream-node-max-bytes"] == "4096"
+    else:
+        r.config_set("stream-node-max-bytes", value)
+        assert r.config_get("stream-node-max-bytes")["stream-node-max-bytes"] == stored
