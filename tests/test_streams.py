@@ -1426,3 +1426,33 @@ def test_acked_trim_frees_a_node_behind_one_that_survives(r, call):
     got = info(call)
     assert (got[b"length"], got[b"radix-tree-keys"]) == (3, 2)
     assert ids(call, "s", "3-0", "+") == [b"5-0", b"6-0"]
+
+
+def test_xread_count_repeated_last_wins(call):
+    fill(call, n=3)
+    assert len(call("XREAD", "COUNT", "1", "COUNT", "2", "STREAMS", "s", "0")[0][1]) == 2
+    assert len(call("XREAD", "COUNT", "2", "COUNT", "1", "STREAMS", "s", "0")[0][1]) == 1
+
+
+def test_copy_is_independent_of_its_source(r, call):
+    node_config(r, 3)
+    fill(call, n=3)
+    call("XDEL", "s", "1-0")
+    assert call("COPY", "s", "d") == 1
+    assert info(call, "d")[b"max-deleted-entry-id"] == b"1-0"
+    call("XDEL", "d", "2-0")
+    assert ids(call, "s") == [b"2-0", b"3-0"]
+    assert ids(call, "d") == [b"3-0"]
+    call("XDEL", "s", "3-0")
+    assert ids(call, "d") == [b"3-0"]
+    fill(call, "d", n=2, start=4)  # a new node in the copy only
+    assert ids(call, "s", "(2-0", "+") == []
+    assert [e[0] for e in call("XREVRANGE", "s", "+", "-")] == [b"2-0"]
+    assert info(call)[b"radix-tree-keys"] == 1
+
+
+def test_lenient_id_parts_accept_every_c_whitespace(call):
+    fill(call, n=2)
+    for space in (b" ", b"\t", b"\n", b"\x0b", b"\x0c", b"\r"):
+        assert ids(call, "s", space + b"2", "+") == [b"2-0"], space
+        assert ids(call, "s", b"1-" + space + b"0", b"1-" + space + b"0") == [b"1-0"], space
