@@ -1456,3 +1456,27 @@ def test_lenient_id_parts_accept_every_c_whitespace(call):
     for space in (b" ", b"\t", b"\n", b"\x0b", b"\x0c", b"\r"):
         assert ids(call, "s", space + b"2", "+") == [b"2-0"], space
         assert ids(call, "s", b"1-" + space + b"0", b"1-" + space + b"0") == [b"1-0"], space
+
+
+def test_id_argument_ends_at_a_nul_byte(call, werr):
+    # Redis parses an ID argument as a C string: whatever follows a NUL byte is ignored
+    # (the 127-byte cap still counts the whole argument)
+    call("XADD", "s", "1-1", "f", "v")
+    assert call("XADD", "s", b"9-1\x00zz", "f", "v") == b"9-1"
+    assert call("XADD", "s", b"10-*\x00x", "f", "v") == b"10-0"
+    assert werr("XADD", "s", b"\x0011-1", "f", "v") == INVALID_ID
+    assert werr("XADD", "s", b"12-1\x00" + b"x" * 123, "f", "v") == INVALID_ID
+    assert ids(call, "s", b"-\x00", b"+\x00") == [b"1-1", b"9-1", b"10-0"]
+    assert ids(call, "s", b"(9-1\x00x", "+") == [b"10-0"]
+    assert ids(call, "s", b"1\x00-5", b"9\x00") == [b"1-1", b"9-1"]
+    assert call("XREAD", "STREAMS", "s", b"9-1\x00a")[0][1][0][0] == b"10-0"
+    assert werr("XDEL", "s", b"-\x00") == INVALID_ID  # strict: a lone - stays invalid
+    assert call("XDEL", "s", b"9-1\x00") == 1
+    assert call("XSETID", "s", b"99-0\x00") == b"OK"
+    assert info(call)[b"last-generated-id"] == b"99-0"
+
+
+def test_xadd_auto_id_star_ends_at_a_nul_byte(call):
+    sid = call("XADD", "s", b"*\x00x", "f", "v")
+    assert int(sid.split(b"-")[0]) > 1_600_000_000_000
+

@@ -157,8 +157,8 @@ def parse_add_trim(ctx, argv: list[bytes], xadd: bool) -> AddTrimArgs:
     while i < n:
         more = n - 1 - i
         opt = argv[i]
-        if xadd and opt == b"*":
-            a.id_pos, a.id_arg = i, opt
+        if xadd and (opt == b"*" or opt[:2] == b"*\0"):  # Redis compares C strings
+            a.id_pos, a.id_arg = i, b"*"
             break
         up = opt.upper()
         if (up == b"MAXLEN" or up == b"MINID") and more:

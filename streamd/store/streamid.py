@@ -63,6 +63,8 @@ def parse_id(arg: bytes, *, strict: bool = False, missing_seq: int = 0,
     ``strict`` rejects ``-`` and ``+``. ``missing_seq`` is the sequence given to an
     incomplete ID (``5``): 0 for starts, ``U64`` for range ends. With ``allow_auto_seq``
     (XADD only) ``ms-*`` returns ``-(ms + 1)``, a negative marker decoded by ``auto_seq_ms``.
+    Redis reads the argument as a C string, so it ends at its first NUL byte (the 127-byte
+    cap still counts every byte).
     """
     ms_part, dash, seq_part = arg.partition(b"-")
     if ms_part.isdigit() and len(ms_part) < 20:  # the usual "ms-seq" / "ms" (< 2**64)
@@ -72,6 +74,9 @@ def parse_id(arg: bytes, *, strict: bool = False, missing_seq: int = 0,
             return (int(ms_part) << 64) | int(seq_part)
     if len(arg) > 127:
         return None
+    nul = arg.find(b"\0")
+    if nul >= 0:
+        arg = arg[:nul]  # Redis reads the argument as a C string
     if not strict and len(arg) == 1:
         if arg == b"-":
             return MIN_ID
