@@ -300,3 +300,24 @@ def test_key_already_expired_when_watched_does_not_abort_once_reclaimed(s):
     c("MULTI")
     c("PING")
     assert c("EXEC") == [b"PONG"]
+
+
+def test_commands_flagged_no_multi_are_refused_and_abort_the_transaction(r, s):
+    # Redis refuses SAVE and SHUTDOWN while queueing (rejected, not failed) instead of
+    # running them at EXEC, and the refusal dooms the transaction like a queueing error.
+    r.config_resetstat()
+    c = s()
+    c("MULTI")
+    assert c("SAVE") == "ERR:Command not allowed inside a transaction"
+    assert c("SET", "a", "1") == b"QUEUED"
+    assert c("EXEC") == f"ERR:{EXECABORT}"
+    assert r.exists("a") == 0
+    c("MULTI")
+    assert c("shutdown", "NOSAVE") == "ERR:Command not allowed inside a transaction"
+    assert c("DISCARD") == b"OK"
+    assert c("PING") == b"PONG"
+    stats = r.info("commandstats")
+    assert stats["cmdstat_save"]["rejected_calls"] == 1
+    assert stats["cmdstat_save"]["calls"] == 0
+    assert stats["cmdstat_shutdown"]["rejected_calls"] == 1
+

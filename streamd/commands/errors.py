@@ -47,6 +47,7 @@ EXEC_WITHOUT_MULTI = "ERR EXEC without MULTI"
 DISCARD_WITHOUT_MULTI = "ERR DISCARD without MULTI"
 WATCH_IN_MULTI = "ERR WATCH inside MULTI is not allowed"
 EXECABORT = "EXECABORT Transaction discarded because of previous errors."
+NOT_IN_MULTI = "ERR Command not allowed inside a transaction"
 UNBLOCKED = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 
 

@@ -29,6 +29,7 @@ def _end_multi(ctx) -> None:
     ctx.unwatch_all()
 
 
+
 @command("exec", 1, "noscript loading stale skip_slowlog", group="transactions",
          since="1.2.0", summary="Executes all commands in a transaction.",
          complexity="Depends on commands in the transaction")

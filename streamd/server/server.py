@@ -243,9 +243,12 @@ class Server:
         if client.special:  # not authenticated, or inside MULTI
             if not client.authenticated and cmd.name not in _NO_AUTH:
                 return self._reject(client, E.NOAUTH, cmd)
-            if client.multi is not None and cmd.name not in _NOT_QUEUED:
-                client.multi.append((cmd, argv))
-                return _QUEUED
+            if client.multi is not None:
+                if "no_multi" in cmd.flags:  # SAVE, SHUTDOWN
+                    return self._reject(client, E.NOT_IN_MULTI, cmd)
+                if cmd.name not in _NOT_QUEUED:
+                    client.multi.append((cmd, argv))
+                    return _QUEUED
         return cmd
 
     def commands_processed(self) -> int:
