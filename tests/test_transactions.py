@@ -321,3 +321,38 @@ def test_commands_flagged_no_multi_are_refused_and_abort_the_transaction(r, s):
     assert stats["cmdstat_save"]["calls"] == 0
     assert stats["cmdstat_shutdown"]["rejected_calls"] == 1
 
+
+def test_exec_refused_for_its_arity_discards_the_transaction(r, s):
+    # A refused EXEC answers EXECABORT with the reason and ends the transaction, watches
+    # included; outside MULTI it still drops the watches.
+    c = s()
+    c("MULTI")
+    assert c("SET", "a", "1") == b"QUEUED"
+    assert c("EXEC", "now") == ("ERR:Transaction discarded because of: "
+                                "wrong number of arguments for 'exec' command")
+    assert c("GET", "a") is None  # run at once: no MULTI any more
+    assert r.exists("a") == 0
+    c("WATCH", "w")
+    assert c("EXEC", "x") == ("ERR:Transaction discarded because of: "
+                              "wrong number of arguments for 'exec' command")
+    r.set("w", "1")
+    c("MULTI")
+    c("PING")
+    assert c("EXEC") == [b"PONG"]
+    # DISCARD and MULTI with arguments are plain queueing errors.
+    c("MULTI")
+    assert c("DISCARD", "x") == "ERR:wrong number of arguments for 'discard' command"
+    assert c("MULTI", "x") == "ERR:wrong number of arguments for 'multi' command"
+    assert c("EXEC") == f"ERR:{EXECABORT}"
+
+
+def test_blocking_works_again_after_exec(r, s):
+    # Inside EXEC a blocking read answers at once; after it, the connection blocks again.
+    c = s()
+    c("MULTI")
+    c("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    assert c("EXEC") == [None]
+    c.conn.send_command("XREAD", "BLOCK", "5000", "STREAMS", "s", "$")
+    time.sleep(0.2)
+    r.xadd("s", {"f": "v"}, id="1-1")
+    assert c.conn.read_response() == [[b"s", [[b"1-1", [b"f", b"v"]]]]]

@@ -29,6 +29,13 @@ def _end_multi(ctx) -> None:
     ctx.unwatch_all()
 
 
+def exec_refused(ctx, text: str) -> str:
+    """The reply to an EXEC the dispatcher refused (wrong arity, NOAUTH): Redis ends the
+    transaction there, and drops the watches even when no MULTI was open, and names the
+    reason after EXECABORT instead of replying with the plain error."""
+    _end_multi(ctx)
+    return "EXECABORT Transaction discarded because of: " + text.removeprefix("ERR ")
+
 
 @command("exec", 1, "noscript loading stale skip_slowlog", group="transactions",
          since="1.2.0", summary="Executes all commands in a transaction.",

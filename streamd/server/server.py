@@ -22,6 +22,7 @@ from ..commands import errors as E
 from ..commands.blocking import Block
 from ..commands.errors import CommandError
 from ..commands.table import DISPATCH, Command
+from ..commands.transactions import exec_refused
 from ..config import Config
 from ..idmp import IdmpRegistry
 from ..protocol.encoder import encode, encode_each
@@ -287,6 +288,8 @@ class Server:
     def _reject(self, client: Client, text: str, cmd):
         if cmd is not None:
             cmd.rejected_calls += 1
+            if cmd.name == "exec":
+                return self._error(exec_refused(client, text))
         if client.multi is not None:
             client.multi_error = True
         return self._error(text)
