@@ -356,3 +356,12 @@ def test_blocking_works_again_after_exec(r, s):
     time.sleep(0.2)
     r.xadd("s", {"f": "v"}, id="1-1")
     assert c.conn.read_response() == [[b"s", [[b"1-1", [b"f", b"v"]]]]]
+
+
+def test_watch_needs_a_key(s):
+    c = s()
+    assert c("WATCH") == "ERR:wrong number of arguments for 'watch' command"
+    # Inside MULTI the arity check comes first: a queueing error, not "WATCH inside MULTI".
+    c("MULTI")
+    assert c("WATCH") == "ERR:wrong number of arguments for 'watch' command"
+    assert c("EXEC") == f"ERR:{EXECABORT}"
