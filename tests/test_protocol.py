@@ -261,3 +261,36 @@ def test_big_count_looking_bytes_inside_an_argument(raw):
     c.send(b"*2\r\n$4\r\nECHO\r\n*1000000\r\n")  # an array where an argument belongs
     assert c.read_reply() == b"-ERR Protocol error: expected '$', got '*'\r\n"
     assert c.is_closed()
+
+
+def _request(*args: bytes) -> bytes:
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
+@pytest.mark.parametrize("argv,shown", [
+    # Every argument fits the 128-byte budget: all are shown, however many there are.
+    ([b"FOO"] + [b"%d" % i for i in range(25)],
+     b"'FOO', with args beginning with: " + b"".join(b"'%d' " % i for i in range(25))),
+    # The argument that reaches the budget is cut to what is left; none follows it.
+    ([b"FOO", b"a" * 120, b"b" * 34, b"c"],
+     b"'FOO', with args beginning with: '" + b"a" * 120 + b"' 'bbbbb' "),
+    ([b"FOO", b"x" * 125, b"y"], b"'FOO', with args beginning with: '" + b"x" * 125 + b"' "),
+    # The name is cut at 128 bytes (not characters); a NUL ends a name or an argument;
+    # CR and LF become spaces, other bytes are echoed as they are.
+    ([("\u00e9" * 70).encode(), b"x"],
+     b"'" + ("\u00e9" * 64).encode() + b"', with args beginning with: 'x' "),
+    ([b"FO\r\nO\x00X", b"d\x00e", b"a\x01b\tc", b"\xff"],
+     b"'FO  O', with args beginning with: 'd' 'a\x01b\tc' '\xff' "),
+])
+def test_unknown_command_error_previews_args_as_redis(raw, argv, shown):
+    c = raw()
+    c.send(_request(*argv))
+    assert c.read_reply() == b"-ERR unknown command " + shown + b"\r\n"
+
+
+def test_unknown_subcommand_error_echoes_bytes_as_redis(raw):
+    c = raw()
+    c.send(_request(b"OBJECT", b"a\r\nb\x00c"))
+    assert c.read_reply() == b"-ERR unknown subcommand 'a  b'. Try OBJECT HELP.\r\n"
+    c.send(_request(b"OBJECT", b"x" * 200))
+    assert c.read_reply() == b"-ERR unknown subcommand '" + b"x" * 128 + b"'. Try OBJECT HELP.\r\n"

@@ -56,9 +56,16 @@ def wrong_arity(name: str) -> str:
     return f"ERR wrong number of arguments for '{name}' command"
 
 
-def unknown_command(name: str, args: list[bytes]) -> str:
-    shown = "".join(f"'{_show(a)}' " for a in args[:20])
-    return f"ERR unknown command '{_show(name)}', with args beginning with: {shown}"
+def unknown_command(name: bytes, args: list[bytes]) -> str:
+    # Redis quotes the arguments into a 128-byte budget, each cut to what is left of it
+    # (and at a NUL, as C's %s reads it); none follows once the budget is spent.
+    shown = b""
+    for a in args:
+        if len(shown) >= 128:
+            break
+        shown += b"'" + a[:128 - len(shown)].split(b"\0", 1)[0] + b"' "
+    return (f"ERR unknown command '{_show(name)}', with args beginning with: "
+            f"{shown.decode('utf-8', 'surrogateescape')}")
 
 
 def unknown_subcommand(sub: bytes | str, container: str) -> str:
@@ -73,11 +80,12 @@ def unknown_subcommand_or_arity(sub: bytes | str, container: str) -> str:
 
 
 def _show(value: bytes | str, limit: int = 128) -> str:
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    # Redis sanitises the echoed argument so the error stays one line.
-    value = value[:limit]
-    return "".join(ch if ch.isprintable() else " " for ch in value)
+    """An argument echoed in an error as Redis's ``%.128s`` prints it: cut to ``limit``
+    bytes and at a NUL, its other bytes as they are (undecodable ones kept through
+    surrogateescape; the encoder turns CR and LF into spaces so the line stays one)."""
+    if isinstance(value, str):
+        value = value.encode()
+    return value[:limit].split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
 
 
 # --- Consumer groups (commands/groups.py) ----------------------------------------------

@@ -177,7 +177,10 @@ def encode(value, out: bytearray, resp: int = 2) -> None:
     elif t is ErrorReply:
         text = value.text.replace("\r", " ").replace("\n", " ")
         out += b"-"
-        out += text.encode("utf-8", "replace")
+        try:  # the bytes of an echoed argument go back as they came (errors._show)
+            out += text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            out += text.encode("utf-8", "replace")
         out += _CRLF
     elif t is float:
         if resp == 3:
