@@ -365,3 +365,26 @@ def test_watch_needs_a_key(s):
     c("MULTI")
     assert c("WATCH") == "ERR:wrong number of arguments for 'watch' command"
     assert c("EXEC") == f"ERR:{EXECABORT}"
+
+
+def test_quit_inside_multi_closes_at_once(r, raw):
+    # QUIT is not queued: it answers +OK and closes; the queued write never runs.
+    c = raw()
+    c.send(b"MULTI\r\nSET q 1\r\nQUIT\r\n")
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b"+QUEUED\r\n"
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.is_closed()
+    assert r.exists("q") == 0
+
+
+def test_reset_inside_multi_ends_it(r, raw):
+    c = raw()
+    c.send(b"WATCH w\r\nMULTI\r\nSET q 1\r\nRESET\r\nEXEC\r\n")
+    for expected in (b"+OK", b"+OK", b"+QUEUED", b"+RESET", b"-ERR EXEC without MULTI"):
+        assert c.read_reply() == expected + b"\r\n"
+    r.set("w", "1")  # no longer watched
+    c.send(b"MULTI\r\nPING\r\nEXEC\r\n")
+    for expected in (b"+OK", b"+QUEUED", b"*1\r\n+PONG"):
+        assert c.read_reply() == expected + b"\r\n"
+    assert r.exists("q") == 0
