@@ -531,3 +531,62 @@ def test_client_setname_refuses_non_printable_ascii(r, name):
     with pytest.raises(redis.ResponseError, match="^Client names cannot contain spaces"):
         r.client_setname(name)
     assert r.client_setname("!~") is True  # the printable range ends are allowed
+
+
+def _nothing_yet(conn, wait: float = 0.15) -> bool:
+    return conn.read_until(lambda b: False, timeout=wait) == b""
+
+
+def test_client_pause_write_holds_writes_not_reads(r, raw):
+    r.set("k", "old")
+    pauser, a = raw(), raw()
+    pauser.send(b"CLIENT PAUSE 700 WRITE\r\n")
+    assert pauser.read_reply() == b"+OK\r\n"
+    try:
+        start = time.monotonic()
+        # The write waits, and so does everything the client sent after it.
+        a.send(b"SET k new\r\nGET k\r\n")
+        assert _nothing_yet(a)
+        # Reads of other clients go on; the pauser's own writes wait too.
+        pauser.send(b"GET k\r\nXREAD STREAMS s 0\r\n")
+        assert pauser.read_reply() == b"$3\r\nold\r\n"
+        assert pauser.read_reply() == b"*-1\r\n"
+        pauser.send(b"DEL k\r\n")
+        assert _nothing_yet(pauser)
+        # The held requests run when the pause ends, in order.
+        assert a.read_reply() == b"+OK\r\n"
+        assert time.monotonic() - start >= 0.5
+        assert a.read_reply() == b"$3\r\nnew\r\n"
+        assert pauser.read_reply() == b":1\r\n"
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")
+
+
+def test_client_pause_write_holds_queued_writes_and_unpause_releases(r, raw):
+    pauser, a = raw(), raw()
+    pauser.send(b"CLIENT PAUSE 5000 WRITE\r\n")
+    assert pauser.read_reply() == b"+OK\r\n"
+    try:
+        # Inside MULTI a read is queued at once; a write waits even to be queued.
+        a.send(b"MULTI\r\nGET k\r\nSET k 1\r\nEXEC\r\n")
+        assert a.read_reply() == b"+OK\r\n"
+        assert a.read_reply() == b"+QUEUED\r\n"
+        assert _nothing_yet(a)
+        pauser.send(b"CLIENT UNPAUSE\r\n")
+        assert pauser.read_reply() == b"+OK\r\n"
+        assert a.read_reply() == b"+QUEUED\r\n"
+        assert a.read_reply() == b"*2\r\n$-1\r\n+OK\r\n"
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")
+
+
+def test_client_pause_all_holds_every_command(r, raw):
+    pauser, a = raw(), raw()
+    pauser.send(b"CLIENT PAUSE 400\r\n")
+    assert pauser.read_reply() == b"+OK\r\n"
+    a.send(b"PING\r\n")
+    assert _nothing_yet(a)
+    a.send(b"CLIENT UNPAUSE\r\n")  # held as well: only the timeout ends this pause
+    assert _nothing_yet(a)
+    assert a.read_reply() == b"+PONG\r\n"
+    assert a.read_reply() == b"+OK\r\n"

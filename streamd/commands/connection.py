@@ -384,8 +384,8 @@ def client_pause(ctx, argv):
     timeout = parse_int(argv[2], "ERR timeout is not an integer or out of range")
     if timeout < 0:
         raise CommandError("ERR timeout is negative")
-    # Commands run one at a time on one loop; a pause is recorded for CLIENT LIST/INFO only.
-    ctx.server.paused_until = time.time() + timeout / 1000
+    mode = argv[3].lower().decode() if len(argv) == 4 else "all"
+    ctx.server.pause(mode, timeout)
     return OK
 
 
@@ -394,7 +394,7 @@ def client_pause(ctx, argv):
          complexity="O(N) Where N is the number of paused clients")
 def client_unpause(ctx, argv):
     """CLIENT UNPAUSE"""
-    ctx.server.paused_until = 0.0
+    ctx.server.unpause()
     return OK
 
 

@@ -38,7 +38,10 @@ class Client(asyncio.Protocol):
         self.now_ms = 0  # time snapshot of the running command (frozen through EXEC)
         self.blocking_allowed = True  # False while EXEC runs queued commands
         self._multi: list | None = None  # queued (command, argv) while in MULTI
-        self.special = not self._authenticated  # slow path in the dispatcher needed
+        # The dispatcher's slow path is needed: not authenticated, in MULTI, or the server
+        # is paused (CLIENT PAUSE). ``update_special`` keeps it in step with those states.
+        self.special = not self._authenticated or server.pause_type is not None
+        self.postponed = False  # a request waits in ``pending`` for CLIENT PAUSE to end
         self.multi_error = False  # a queued command was rejected: EXEC must abort
         self.watched: set = set()  # (db, key) pairs under WATCH
         self.watch_dirty = False  # a watched key changed since WATCH
@@ -76,7 +79,7 @@ class Client(asyncio.Protocol):
     @authenticated.setter
     def authenticated(self, value: bool) -> None:
         self._authenticated = value
-        self.special = not value or self._multi is not None
+        self.update_special()
         self.reader.set_gated(not value)
 
     @property
@@ -86,7 +89,11 @@ class Client(asyncio.Protocol):
     @multi.setter
     def multi(self, value) -> None:
         self._multi = value
-        self.special = value is not None or not self._authenticated
+        self.update_special()
+
+    def update_special(self) -> None:
+        self.special = (not self._authenticated or self._multi is not None
+                        or self.server.pause_type is not None)
 
     # --- limits the reader asks about ---------------------------------------------------
     def proto_max_bulk_len(self) -> int:
@@ -175,7 +182,7 @@ class Client(asyncio.Protocol):
 
     def resume_pending(self) -> None:
         """Continue with requests that arrived while blocked."""
-        while self.pending and self.waiter is None and not self.closing:
+        while self.pending and self.waiter is None and not self.closing and not self.postponed:
             requests = list(self.pending)
             self.pending.clear()
             self.run_requests(requests)

@@ -37,6 +37,7 @@ log = logging.getLogger("streamd")
 # Commands a client may run before AUTH, and the ones MULTI executes instead of queueing.
 _NO_AUTH = frozenset({"auth", "hello", "quit", "reset"})
 _CLOSED = object()  # _resolve's answer when the request closed the connection
+_POSTPONED = object()  # _resolve's answer when CLIENT PAUSE holds the request
 _NOT_QUEUED = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 
 
@@ -71,7 +72,12 @@ class Server:
         self._stopped: asyncio.Future | None = None
         self.port = 0
         self.lastsave = int(time.time())
+        # CLIENT PAUSE: "write" or "all" while a pause lasts, None otherwise; until when
+        # (unix seconds), its timer, and the clients holding a request until it ends.
+        self.pause_type: str | None = None
         self.paused_until = 0.0
+        self._pause_timer = None
+        self._postponed: list[Client] = []
         self.run_id = os.urandom(20).hex()
         self.gc_policy = None  # a GcPolicy in the server process (cli), ticked by the cron
         # (bytes read, bytes written, reads, writes) of the connections already closed
@@ -153,6 +159,10 @@ class Server:
                 if type(cmd) is not Command:  # refused or queued: cmd is the reply
                     if cmd is _CLOSED:
                         break
+                    if cmd is _POSTPONED:  # this request and the rest wait for the pause
+                        client.postponed = True
+                        self._postponed.append(client)
+                        return done - 1, True
                     encode(cmd, client._out, client.resp)
                     continue
             client.tot_cmds += 1
@@ -241,12 +251,17 @@ class Server:
         arity = cmd.arity
         if (len(argv) != arity) if arity > 0 else (len(argv) < -arity):
             return self._reject(client, E.wrong_arity(cmd.name), cmd)
-        if client.special:  # not authenticated, or inside MULTI
+        if client.special:  # not authenticated, inside MULTI or paused
             if not client.authenticated and cmd.name not in _NO_AUTH:
                 return self._reject(client, E.NOAUTH, cmd)
+            if client.multi is not None and "no_multi" in cmd.flags:  # SAVE, SHUTDOWN
+                return self._reject(client, E.NOT_IN_MULTI, cmd)
+            pause = self.pause_type
+            if pause is not None and (pause == "all" or "write" in cmd.flags or (
+                    cmd.name == "exec" and client.multi
+                    and any("write" in c.flags for c, _ in client.multi))):
+                return _POSTPONED
             if client.multi is not None:
-                if "no_multi" in cmd.flags:  # SAVE, SHUTDOWN
-                    return self._reject(client, E.NOT_IN_MULTI, cmd)
                 if cmd.name not in _NOT_QUEUED:
                     client.multi.append((cmd, argv))
                     return _QUEUED
@@ -293,6 +308,38 @@ class Server:
         if client.multi is not None:
             client.multi_error = True
         return self._error(text)
+
+    # --- CLIENT PAUSE --------------------------------------------------------------------
+    def pause(self, mode: str, timeout_ms: int) -> None:
+        """Hold the clients' writes (``mode`` "write") or all their commands ("all") for
+        ``timeout_ms``. A pause already running keeps its later end and its stricter mode,
+        as in Redis. Every client takes the dispatcher's slow path, where ``_resolve``
+        postpones what the pause holds."""
+        until = time.time() + timeout_ms / 1000
+        if self.pause_type != "all":
+            self.pause_type = mode
+        if until > self.paused_until:
+            self.paused_until = until
+            if self._pause_timer is not None:
+                self._pause_timer.cancel()
+            if self.loop is not None:
+                self._pause_timer = self.loop.call_later(timeout_ms / 1000, self.unpause)
+        for client in self.clients.values():
+            client.special = True
+
+    def unpause(self) -> None:
+        """End the pause and run the postponed requests, first postponed first."""
+        if self._pause_timer is not None:
+            self._pause_timer.cancel()
+            self._pause_timer = None
+        self.pause_type = None
+        self.paused_until = 0.0
+        for client in self.clients.values():
+            client.update_special()
+        held, self._postponed = self._postponed, []
+        for client in held:
+            client.postponed = False
+            client.resume_pending()
 
     # --- blocking ------------------------------------------------------------------------
     def _park(self, client: Client, cmd, argv, block: Block):
@@ -401,6 +448,8 @@ class Server:
         if client.waiter is not None:
             self._unpark(client.waiter)
         client.unwatch_all()
+        if client.postponed:
+            self._postponed.remove(client)
         if self.clients.pop(client.id, None) is not None:
             io = self._closed_io
             io[0] += client.net_in
@@ -452,6 +501,8 @@ class Server:
         log.warning("User requested shutdown (%s)...", reason)
         if self._cron_handle is not None:
             self._cron_handle.cancel()
+        if self._pause_timer is not None:
+            self._pause_timer.cancel()
         if self._server is not None:
             self._server.close()
         for client in list(self.clients.values()):
