@@ -590,3 +590,20 @@ def test_client_pause_all_holds_every_command(r, raw):
     assert _nothing_yet(a)
     assert a.read_reply() == b"+PONG\r\n"
     assert a.read_reply() == b"+OK\r\n"
+
+
+def test_unauthenticated_errors_come_in_redis_order(raw, password):
+    # Redis checks that the command exists and its arity before authentication: an
+    # unknown command or a wrong argument count is reported as such, not as NOAUTH.
+    # QUIT needs no authentication; a refused EXEC ends in EXECABORT with the reason.
+    c = raw()
+    c.send(b"FOO x\r\nGET\r\nGET k\r\nCLIENT NOPE\r\nEXEC\r\nQUIT\r\n")
+    for expected in (b"-ERR unknown command 'FOO', with args beginning with: 'x' ",
+                     b"-ERR wrong number of arguments for 'get' command",
+                     b"-NOAUTH Authentication required.",
+                     b"-ERR unknown subcommand 'NOPE'. Try CLIENT HELP.",
+                     b"-EXECABORT Transaction discarded because of: NOAUTH Authentication "
+                     b"required.",
+                     b"+OK"):
+        assert c.read_reply() == expected + b"\r\n"
+    assert c.is_closed()
