@@ -294,3 +294,24 @@ def test_unknown_subcommand_error_echoes_bytes_as_redis(raw):
     assert c.read_reply() == b"-ERR unknown subcommand 'a  b'. Try OBJECT HELP.\r\n"
     c.send(_request(b"OBJECT", b"x" * 200))
     assert c.read_reply() == b"-ERR unknown subcommand '" + b"x" * 128 + b"'. Try OBJECT HELP.\r\n"
+
+
+@pytest.mark.parametrize("argv,name", [
+    ([b"XINFO", b"STREAM"], b"xinfo|stream"),
+    ([b"xgroup", b"create", b"s", b"g"], b"xgroup|create"),
+    ([b"XINFO", b"consumers", b"s"], b"xinfo|consumers"),
+    ([b"XADD", b"s", b"*", b"f"], b"xadd"),
+    ([b"XADD", b"s", b"*"], b"xadd"),
+    ([b"XREAD", b"STREAMS"], b"xread"),
+    ([b"PING", b"a", b"b"], b"ping"),
+    ([b"CONFIG", b"SET", b"x"], b"config|set"),
+    ([b"XINFO"], b"xinfo"),
+])
+def test_arity_errors_name_the_command_or_subcommand(raw, argv, name):
+    # Checked by the dispatcher before the handler runs, alone and mid-pipeline.
+    c = raw()
+    c.send(_request(*argv) + b"PING\r\n" + _request(*argv))
+    error = b"-ERR wrong number of arguments for '" + name + b"' command\r\n"
+    assert c.read_reply() == error
+    assert c.read_reply() == b"+PONG\r\n"
+    assert c.read_reply() == error
