@@ -388,3 +388,15 @@ def test_reset_inside_multi_ends_it(r, raw):
     for expected in (b"+OK", b"+QUEUED", b"*1\r\n+PONG"):
         assert c.read_reply() == expected + b"\r\n"
     assert r.exists("q") == 0
+
+
+def test_client_is_still_in_multi_while_exec_runs_its_queue(s):
+    c = s()
+    c("MULTI")
+    c("SET", "a", "1")
+    c("CLIENT", "INFO")
+    _, info = c("EXEC")
+    fields = dict(f.split("=", 1) for f in info.decode().split())
+    assert (fields["flags"], fields["multi"], fields["cmd"]) == ("x", "2", "exec")
+    fields = dict(f.split("=", 1) for f in c("CLIENT", "INFO").decode().split())
+    assert (fields["flags"], fields["multi"]) == ("N", "-1")

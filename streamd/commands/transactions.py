@@ -53,16 +53,19 @@ def exec_(ctx, argv):
     if ctx.watch_dirty:
         _end_multi(ctx)
         return NULL_ARRAY
-    ctx.multi = None
     ctx.unwatch_all()
     replies = []
     call = ctx.server.call
     ctx.blocking_allowed = False
     try:
         # ctx.now_ms stays at EXEC's snapshot: `XADD *` calls share one millisecond.
+        # The client is still in MULTI while its queue runs (CLIENT INFO shows flags=x
+        # and the queue's length, as in Redis); nothing is queued meanwhile, as the
+        # queued commands go to their handlers directly.
         for cmd, qargv in queued:
             replies.append(call(ctx, cmd, qargv))
     finally:
+        ctx.multi = None
         ctx.blocking_allowed = True
         ctx.multi_error = False
     return replies
