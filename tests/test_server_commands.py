@@ -703,3 +703,14 @@ def test_config_memory_values_parse_as_redis_does(r, value, stored):
     else:
         r.config_set("stream-node-max-bytes", value)
         assert r.config_get("stream-node-max-bytes")["stream-node-max-bytes"] == stored
+
+
+def test_total_commands_processed_counts_subcommands(r, call):
+    call("PING")  # connects first: redis-py's CLIENT SETINFO exists only since 7.2
+    before = r.info("stats")["total_commands_processed"]
+    for _ in range(3):
+        call("CLIENT", "ID")
+    call("XINFO", "HELP")
+    call("config", "get", "maxclients")
+    after = r.info("stats")["total_commands_processed"]
+    assert after - before == 6  # the five, and the first INFO
