@@ -400,3 +400,31 @@ def test_client_is_still_in_multi_while_exec_runs_its_queue(s):
     assert (fields["flags"], fields["multi"], fields["cmd"]) == ("x", "2", "exec")
     fields = dict(f.split("=", 1) for f in c("CLIENT", "INFO").decode().split())
     assert (fields["flags"], fields["multi"]) == ("N", "-1")
+
+
+@pytest.mark.parametrize("where", [0, 1])
+def test_swapdb_aborts_a_watch_on_a_key_only_one_side_holds(r, s, where):
+    # The watched key appears in (or vanishes from) the watched database.
+    r.execute_command("SELECT", where)
+    r.set("w", "1")
+    r.execute_command("SELECT", 0)
+    c = s()
+    c("WATCH", "w")
+    r.swapdb(0, 1)
+    c("MULTI")
+    c("PING")
+    assert c("EXEC") is None
+
+
+@pytest.mark.min_redis("7.4")
+def test_a_closed_connection_stops_watching(r, s):
+    c = s()
+    c("WATCH", "a", "b")
+    info = r.info("clients")
+    assert (info["watching_clients"], info["total_watched_keys"]) == (1, 2)
+    c.close()
+    deadline = time.monotonic() + 5
+    while r.info("clients")["connected_clients"] > 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    info = r.info("clients")
+    assert (info["watching_clients"], info["total_watched_keys"]) == (0, 0)
