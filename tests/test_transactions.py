@@ -428,3 +428,20 @@ def test_a_closed_connection_stops_watching(r, s):
         time.sleep(0.01)
     info = r.info("clients")
     assert (info["watching_clients"], info["total_watched_keys"]) == (0, 0)
+
+
+@pytest.mark.parametrize("before,after", [(2, 3), (3, 2)])
+def test_hello_inside_exec_switches_the_protocol_from_its_own_reply_on(raw, r, before, after):
+    r.hset("h", "f", "v")
+    c = raw()
+    c.send(b"HELLO %d\r\n" % before)
+    c.read_reply()
+    c.send(b"MULTI\r\nHGETALL h\r\nHELLO %d\r\nHGETALL h\r\nGET nokey\r\nEXEC\r\n" % after)
+    for _ in range(5):
+        assert c.read_reply() in (b"+OK\r\n", b"+QUEUED\r\n")
+    hgetall = {2: b"*2\r\n$1\r\nf\r\n$1\r\nv\r\n", 3: b"%1\r\n$1\r\nf\r\n$1\r\nv\r\n"}
+    hello_head = {2: b"*14\r\n", 3: b"%7\r\n"}
+    nil = {2: b"$-1\r\n", 3: b"_\r\n"}
+    reply = c.read_reply()
+    assert reply.startswith(b"*4\r\n" + hgetall[before] + hello_head[after])
+    assert reply.endswith(hgetall[after] + nil[after])

@@ -6,7 +6,8 @@ queue with the time frozen and blocking disabled, so blocking commands act non-b
 
 from __future__ import annotations
 
-from ..protocol.replies import NULL_ARRAY, OK
+from ..protocol.encoder import to_bytes
+from ..protocol.replies import NULL_ARRAY, OK, Raw
 from . import errors as E
 from .errors import CommandError
 from .table import command, key
@@ -62,8 +63,14 @@ def exec_(ctx, argv):
         # The client is still in MULTI while its queue runs (CLIENT INFO shows flags=x
         # and the queue's length, as in Redis); nothing is queued meanwhile, as the
         # queued commands go to their handlers directly.
+        resp = ctx.resp
         for cmd, qargv in queued:
             replies.append(call(ctx, cmd, qargv))
+            if ctx.resp != resp:
+                # HELLO switched the protocol: Redis wrote the replies before it in the
+                # one they were made in, HELLO's own and the later ones in the new one.
+                replies[:-1] = [Raw(to_bytes(r, resp)) for r in replies[:-1]]
+                resp = ctx.resp
     finally:
         ctx.multi = None
         ctx.blocking_allowed = True
