@@ -607,3 +607,19 @@ def test_unauthenticated_errors_come_in_redis_order(raw, password):
                      b"+OK"):
         assert c.read_reply() == expected + b"\r\n"
     assert c.is_closed()
+
+
+def test_requests_after_client_unpause_run_before_the_held_ones(r, raw):
+    r.set("k", "old")
+    pauser, a = raw(), raw()
+    pauser.send(b"CLIENT PAUSE 5000 WRITE\r\n")
+    assert pauser.read_reply() == b"+OK\r\n"
+    try:
+        a.send(b"SET k new\r\n")
+        assert _nothing_yet(a)
+        pauser.send(b"CLIENT UNPAUSE\r\nGET k\r\n")
+        assert pauser.read_reply() == b"+OK\r\n"
+        assert pauser.read_reply() == b"$3\r\nold\r\n"
+        assert a.read_reply() == b"+OK\r\n"
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")

@@ -328,7 +328,9 @@ class Server:
             client.special = True
 
     def unpause(self) -> None:
-        """End the pause and run the postponed requests, first postponed first."""
+        """End the pause; the postponed requests run, first postponed first, from the
+        next loop iteration: as in Redis, the requests the unpausing client sent after
+        CLIENT UNPAUSE in the same read run before them."""
         if self._pause_timer is not None:
             self._pause_timer.cancel()
             self._pause_timer = None
@@ -337,6 +339,12 @@ class Server:
         for client in self.clients.values():
             client.update_special()
         held, self._postponed = self._postponed, []
+        if self.loop is not None:
+            self.loop.call_soon(self._resume_postponed, held)
+        else:
+            self._resume_postponed(held)
+
+    def _resume_postponed(self, held: list) -> None:
         for client in held:
             client.postponed = False
             client.resume_pending()
@@ -448,7 +456,7 @@ class Server:
         if client.waiter is not None:
             self._unpark(client.waiter)
         client.unwatch_all()
-        if client.postponed:
+        if client.postponed and client in self._postponed:
             self._postponed.remove(client)
         if self.clients.pop(client.id, None) is not None:
             io = self._closed_io
