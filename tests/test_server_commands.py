@@ -714,3 +714,15 @@ def test_total_commands_processed_counts_subcommands(r, call):
     call("config", "get", "maxclients")
     after = r.info("stats")["total_commands_processed"]
     assert after - before == 6  # the five, and the first INFO
+
+
+def test_commandstats_of_refused_container_calls(r, raw):
+    # A container called alone is refused for its arity and counted on its own line; an
+    # unknown subcommand is no command at all and counted nowhere.
+    c = raw()
+    c.send(b"CONFIG RESETSTAT\r\nOBJECT foo k\r\nXINFO nope\r\nCLIENT\r\nINFO commandstats\r\n")
+    for _ in range(4):
+        c.read_reply()
+    stats = c.read_reply().decode()
+    assert "cmdstat_client:calls=0,usec=0,usec_per_call=0.00,rejected_calls=1,failed_calls=0" in stats
+    assert "cmdstat_object" not in stats and "cmdstat_xinfo" not in stats

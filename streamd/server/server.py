@@ -246,7 +246,8 @@ class Server:
             else:
                 sub = cmd.subcommands.get(argv[1].lower())
                 if sub is None:
-                    return self._reject(client, E.unknown_subcommand(argv[1], cmd.name), cmd)
+                    # Redis finds no command here: no commandstats line counts it.
+                    return self._reject(client, E.unknown_subcommand(argv[1], cmd.name), None)
                 cmd = sub
         arity = cmd.arity
         if (len(argv) != arity) if arity > 0 else (len(argv) < -arity):
