@@ -564,7 +564,7 @@ def test_client_pause_write_holds_writes_not_reads(r, raw):
 
 def test_client_pause_write_holds_queued_writes_and_unpause_releases(r, raw):
     pauser, a = raw(), raw()
-    pauser.send(b"CLIENT PAUSE 5000 WRITE\r\n")
+    pauser.send(b"CLIENT PAUSE 30000 WRITE\r\n")
     assert pauser.read_reply() == b"+OK\r\n"
     try:
         # Inside MULTI a read is queued at once; a write waits even to be queued.
@@ -574,7 +574,7 @@ def test_client_pause_write_holds_queued_writes_and_unpause_releases(r, raw):
         assert _nothing_yet(a)
         pauser.send(b"CLIENT UNPAUSE\r\n")
         assert pauser.read_reply() == b"+OK\r\n"
-        assert a.read_reply() == b"+QUEUED\r\n"
+        assert a.read_reply(timeout=2) == b"+QUEUED\r\n"
         assert a.read_reply() == b"*2\r\n$-1\r\n+OK\r\n"
     finally:
         r.execute_command("CLIENT", "UNPAUSE")
@@ -620,6 +620,38 @@ def test_requests_after_client_unpause_run_before_the_held_ones(r, raw):
         pauser.send(b"CLIENT UNPAUSE\r\nGET k\r\n")
         assert pauser.read_reply() == b"+OK\r\n"
         assert pauser.read_reply() == b"$3\r\nold\r\n"
-        assert a.read_reply() == b"+OK\r\n"
+        assert a.read_reply(timeout=2) == b"+OK\r\n"
     finally:
         r.execute_command("CLIENT", "UNPAUSE")
+
+
+def test_client_pause_holds_exec_of_a_queued_write_and_new_clients(r, raw, target):
+    a = raw()
+    a.send(b"MULTI\r\nSET k 1\r\n")
+    assert a.read_reply() == b"+OK\r\n"
+    assert a.read_reply() == b"+QUEUED\r\n"
+    pauser = raw()
+    pauser.send(b"CLIENT PAUSE 30000 WRITE\r\n")
+    assert pauser.read_reply() == b"+OK\r\n"
+    try:
+        a.send(b"EXEC\r\n")  # queued before the pause, the write still waits
+        late = raw()  # connected during the pause
+        late.send(b"SET j 1\r\n")
+        assert _nothing_yet(a) and _nothing_yet(late)
+        pauser.send(b"CLIENT UNPAUSE\r\n")
+        assert pauser.read_reply() == b"+OK\r\n"
+        assert a.read_reply(timeout=2) == b"*1\r\n+OK\r\n"
+        assert late.read_reply(timeout=2) == b"+OK\r\n"
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")
+
+
+def test_a_shorter_client_pause_does_not_end_a_longer_one(r, raw):
+    pauser, a = raw(), raw()
+    pauser.send(b"CLIENT PAUSE 800 WRITE\r\nCLIENT PAUSE 50 WRITE\r\n")
+    assert pauser.read_reply() == b"+OK\r\n"
+    assert pauser.read_reply() == b"+OK\r\n"
+    start = time.monotonic()
+    a.send(b"SET k 1\r\n")
+    assert a.read_reply() == b"+OK\r\n"
+    assert time.monotonic() - start >= 0.6
