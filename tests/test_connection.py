@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
@@ -537,12 +538,23 @@ def _nothing_yet(conn, wait: float = 0.15) -> bool:
     return conn.read_until(lambda b: False, timeout=wait) == b""
 
 
-def test_client_pause_write_holds_writes_not_reads(r, raw):
-    r.set("k", "old")
-    pauser, a = raw(), raw()
-    pauser.send(b"CLIENT PAUSE 700 WRITE\r\n")
+@contextlib.contextmanager
+def _paused(r, raw, args: bytes):
+    """A connection that has just run ``CLIENT PAUSE <args>``; the pause is lifted on the
+    way out, whatever the test did."""
+    pauser = raw()
+    pauser.send(b"CLIENT PAUSE " + args + b"\r\n")
     assert pauser.read_reply() == b"+OK\r\n"
     try:
+        yield pauser
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")
+
+
+def test_client_pause_write_holds_writes_not_reads(r, raw):
+    r.set("k", "old")
+    a = raw()
+    with _paused(r, raw, b"700 WRITE") as pauser:
         start = time.monotonic()
         # The write waits, and so does everything the client sent after it.
         a.send(b"SET k new\r\nGET k\r\n")
@@ -558,15 +570,11 @@ def test_client_pause_write_holds_writes_not_reads(r, raw):
         assert time.monotonic() - start >= 0.5
         assert a.read_reply() == b"$3\r\nnew\r\n"
         assert pauser.read_reply() == b":1\r\n"
-    finally:
-        r.execute_command("CLIENT", "UNPAUSE")
 
 
 def test_client_pause_write_holds_queued_writes_and_unpause_releases(r, raw):
-    pauser, a = raw(), raw()
-    pauser.send(b"CLIENT PAUSE 30000 WRITE\r\n")
-    assert pauser.read_reply() == b"+OK\r\n"
-    try:
+    a = raw()
+    with _paused(r, raw, b"30000 WRITE") as pauser:
         # Inside MULTI a read is queued at once; a write waits even to be queued.
         a.send(b"MULTI\r\nGET k\r\nSET k 1\r\nEXEC\r\n")
         assert a.read_reply() == b"+OK\r\n"
@@ -576,8 +584,6 @@ def test_client_pause_write_holds_queued_writes_and_unpause_releases(r, raw):
         assert pauser.read_reply() == b"+OK\r\n"
         assert a.read_reply(timeout=2) == b"+QUEUED\r\n"
         assert a.read_reply() == b"*2\r\n$-1\r\n+OK\r\n"
-    finally:
-        r.execute_command("CLIENT", "UNPAUSE")
 
 
 def test_client_pause_all_holds_every_command(r, raw):
@@ -611,18 +617,14 @@ def test_unauthenticated_errors_come_in_redis_order(raw, password):
 
 def test_requests_after_client_unpause_run_before_the_held_ones(r, raw):
     r.set("k", "old")
-    pauser, a = raw(), raw()
-    pauser.send(b"CLIENT PAUSE 5000 WRITE\r\n")
-    assert pauser.read_reply() == b"+OK\r\n"
-    try:
+    a = raw()
+    with _paused(r, raw, b"5000 WRITE") as pauser:
         a.send(b"SET k new\r\n")
         assert _nothing_yet(a)
         pauser.send(b"CLIENT UNPAUSE\r\nGET k\r\n")
         assert pauser.read_reply() == b"+OK\r\n"
         assert pauser.read_reply() == b"$3\r\nold\r\n"
         assert a.read_reply(timeout=2) == b"+OK\r\n"
-    finally:
-        r.execute_command("CLIENT", "UNPAUSE")
 
 
 def test_client_pause_holds_exec_of_a_queued_write_and_new_clients(r, raw, target):
@@ -630,10 +632,7 @@ def test_client_pause_holds_exec_of_a_queued_write_and_new_clients(r, raw, targe
     a.send(b"MULTI\r\nSET k 1\r\n")
     assert a.read_reply() == b"+OK\r\n"
     assert a.read_reply() == b"+QUEUED\r\n"
-    pauser = raw()
-    pauser.send(b"CLIENT PAUSE 30000 WRITE\r\n")
-    assert pauser.read_reply() == b"+OK\r\n"
-    try:
+    with _paused(r, raw, b"30000 WRITE") as pauser:
         a.send(b"EXEC\r\n")  # queued before the pause, the write still waits
         late = raw()  # connected during the pause
         late.send(b"SET j 1\r\n")
@@ -642,8 +641,6 @@ def test_client_pause_holds_exec_of_a_queued_write_and_new_clients(r, raw, targe
         assert pauser.read_reply() == b"+OK\r\n"
         assert a.read_reply(timeout=2) == b"*1\r\n+OK\r\n"
         assert late.read_reply(timeout=2) == b"+OK\r\n"
-    finally:
-        r.execute_command("CLIENT", "UNPAUSE")
 
 
 def test_a_shorter_client_pause_does_not_end_a_longer_one(r, raw):
