@@ -643,6 +643,28 @@ def test_client_pause_holds_exec_of_a_queued_write_and_new_clients(r, raw, targe
         assert late.read_reply(timeout=2) == b"+OK\r\n"
 
 
+def test_client_pause_stops_key_expiry(r, raw):
+    """During a pause Redis deletes no expired key: it reads as absent, but DBSIZE and
+    INFO keyspace still count it and expired_keys does not move until the pause ends."""
+    r.config_resetstat()
+    r.set("k", "v", px=100)
+    r.set("keep", "v")
+    with _paused(r, raw, b"1000 WRITE") as pauser:
+        time.sleep(0.35)  # past the TTL, and past a few active-expiry cycles
+        pauser.send(b"GET k\r\nEXISTS k\r\nKEYS *\r\nDBSIZE\r\nINFO keyspace\r\n"
+                    b"INFO stats\r\n")
+        assert pauser.read_reply(timeout=3) == b"$-1\r\n"
+        assert pauser.read_reply() == b":0\r\n"
+        assert pauser.read_reply() == b"*1\r\n$4\r\nkeep\r\n"
+        assert pauser.read_reply() == b":2\r\n"
+        assert b"db0:keys=2,expires=1," in pauser.read_reply()
+        assert b"\r\nexpired_keys:0\r\n" in pauser.read_reply()
+    deadline = time.monotonic() + 3
+    while r.dbsize() != 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert r.dbsize() == 1 and r.info("stats")["expired_keys"] == 1
+
+
 def test_a_shorter_client_pause_does_not_end_a_longer_one(r, raw):
     pauser, a = raw(), raw()
     pauser.send(b"CLIENT PAUSE 800 WRITE\r\nCLIENT PAUSE 50 WRITE\r\n")

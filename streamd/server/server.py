@@ -319,6 +319,7 @@ class Server:
         until = time.time() + timeout_ms / 1000
         if self.pause_type != "all":
             self.pause_type = mode
+        self.keyspace.expiry_paused = True
         if until > self.paused_until:
             self.paused_until = until
             if self._pause_timer is not None:
@@ -337,6 +338,7 @@ class Server:
             self._pause_timer = None
         self.pause_type = None
         self.paused_until = 0.0
+        self.keyspace.expiry_paused = False
         for client in self.clients.values():
             client.update_special()
         held, self._postponed = self._postponed, []

@@ -36,11 +36,13 @@ class Database:
 
     # --- lookup --------------------------------------------------------------------------
     def get(self, key: bytes):
-        """The live value at ``key`` or ``None``; an expired key is removed on the way."""
+        """The live value at ``key`` or ``None``; an expired key is removed on the way
+        (unless expiry is paused: then it only reads as absent)."""
         value = self.data.get(key)
         if value is not None and self.expires and key in self.expires:
             if self.expires[key] <= now_ms():
-                self._expire(key)
+                if not self.keyspace.expiry_paused:
+                    self._expire(key)
                 return None
         return value
 
@@ -51,10 +53,15 @@ class Database:
         return len(self.data)
 
     def keys(self):
-        """Live keys (expired ones are purged first)."""
+        """Live keys (expired ones are purged first, or only left out while expiry is
+        paused)."""
         if self.expires:
             t = now_ms()
-            for k in [k for k, when in self.expires.items() if when <= t]:
+            gone = [k for k, when in self.expires.items() if when <= t]
+            if self.keyspace.expiry_paused:
+                gone = set(gone)
+                return [k for k in self.data if k not in gone]
+            for k in gone:
                 self._expire(k)
         return list(self.data)
 
@@ -207,11 +214,16 @@ class Keyspace:
         self.idmp = None  # IdmpRegistry set by the server: streams holding IDMP records
         self.dbs = [Database(i, self) for i in range(databases)]
         self._expire_next = 0  # db the next active-expire cycle starts with
+        # True during CLIENT PAUSE: Redis then deletes no expired key (they read as absent
+        # but stay counted in DBSIZE and INFO keyspace, and expired_keys does not move).
+        self.expiry_paused = False
 
     # Redis's slow expire cycle takes at most a quarter of each cron period: 25 ms at hz 10.
     ACTIVE_EXPIRE_BUDGET_S = 0.025
 
     def active_expire(self) -> int:
+        if self.expiry_paused:
+            return 0
         t = now_ms()
         deadline = time.perf_counter() + self.ACTIVE_EXPIRE_BUDGET_S
         removed = 0
