@@ -17,7 +17,7 @@ _NO_REPLY = Raw(b"")
 from . import errors as E
 from .keyutil import glob_match
 from .errors import CommandError
-from .table import TABLE, command, oneof, pattern, string, token
+from .table import TABLE, command, every_command, oneof, pattern, string, token
 
 # --- INFO --------------------------------------------------------------------------------
 
@@ -86,7 +86,7 @@ def _section(ctx, name: str) -> list[str]:
                 f"expired_keys:{ks.expired_keys}", "evicted_keys:0",
                 "keyspace_hits:0", "keyspace_misses:0",
                 f"total_error_replies:{srv.stat_error_replies}",
-                f"unexpected_error_replies:0",
+                "unexpected_error_replies:0",
                 f"total_reads_processed:{reads}", f"total_writes_processed:{writes}"]
     if name == "replication":
         return ["role:master", "connected_slaves:0", "master_repl_offset:0"]
@@ -97,7 +97,7 @@ def _section(ctx, name: str) -> list[str]:
         return ["cluster_enabled:0"] if name == "cluster" else []
     if name == "commandstats":
         lines = []
-        for cmd in _all_commands():
+        for cmd in every_command():
             if cmd.calls or cmd.rejected_calls or cmd.failed_calls:
                 per = cmd.usec / cmd.calls if cmd.calls else 0.0
                 lines.append(f"cmdstat_{cmd.name}:calls={cmd.calls},usec={cmd.usec},"
@@ -114,13 +114,6 @@ def _section(ctx, name: str) -> list[str]:
                              f"avg_ttl=0,subexpiry=0")
         return lines
     return []
-
-
-def _all_commands():
-    # A container has a line too: it counts the calls refused for its arity (CLIENT alone).
-    for cmd in TABLE.values():
-        yield cmd
-        yield from cmd.subcommands.values()
 
 
 def info_text(ctx, sections: list[str]) -> str:
@@ -342,12 +335,7 @@ def command_list(ctx, argv):
             return []  # no modules are ever loaded
         else:
             raise CommandError(E.SYNTAX)
-    out = []
-    for top in TABLE.values():
-        for c in (top, *top.subcommands.values()):
-            if keep is None or keep(c):
-                out.append(c.name.encode())
-    return out
+    return [c.name.encode() for c in every_command() if keep is None or keep(c)]
 
 
 @_sub("docs", -2, "Returns documentary information about one, multiple or all commands.",

@@ -377,6 +377,14 @@ def pure_batch(cmd: Command) -> Callable:
     return batch
 
 
+def every_command():
+    """Each registered command, each container followed by its subcommands (every one has
+    its own stats, a container's counting the calls refused for its arity)."""
+    for cmd in TABLE.values():
+        yield cmd
+        yield from cmd.subcommands.values()
+
+
 def lookup(argv: list[bytes]) -> "Command | None":
     """The top-level command for ``argv`` (subcommands are resolved by the dispatcher)."""
     return TABLE.get(argv[0].lower())

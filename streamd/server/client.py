@@ -91,6 +91,10 @@ class Client(asyncio.Protocol):
         self._multi = value
         self.update_special()
 
+    def io_counts(self) -> tuple[int, int, int, int]:
+        """(bytes read, bytes written, reads, writes), as INFO stats adds them up."""
+        return self.net_in, self.net_out, self.io_reads, self.io_writes
+
     def update_special(self) -> None:
         self.special = (not self._authenticated or self._multi is not None
                         or self.server.pause_type is not None)

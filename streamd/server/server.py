@@ -17,11 +17,11 @@ from collections import deque
 from time import perf_counter_ns, time_ns
 
 from .. import REDIS_VERSION, __version__
-from ..commands import TABLE, load_commands
+from ..commands import load_commands
 from ..commands import errors as E
 from ..commands.blocking import Block
 from ..commands.errors import CommandError
-from ..commands.table import DISPATCH, Command
+from ..commands.table import DISPATCH, Command, every_command
 from ..commands.transactions import exec_refused
 from ..config import Config
 from ..idmp import IdmpRegistry
@@ -96,17 +96,14 @@ class Server:
         self._sample_last = (0, 0, 0)
         self._samples = [[0] * _METRIC_SAMPLES for _ in range(3)]
         self._sample_idx = 0
-        for cmd in TABLE.values():
-            for c in (cmd, *cmd.subcommands.values()):
-                c.calls = c.usec = c.failed_calls = c.rejected_calls = 0
+        for c in every_command():
+            c.calls = c.usec = c.failed_calls = c.rejected_calls = 0
 
     def _io_since_start(self) -> list[int]:
         totals = list(self._closed_io)
         for c in self.clients.values():
-            totals[0] += c.net_in
-            totals[1] += c.net_out
-            totals[2] += c.io_reads
-            totals[3] += c.io_writes
+            for i, n in enumerate(c.io_counts()):
+                totals[i] += n
         return totals
 
     def io_totals(self) -> tuple[int, int, int, int]:
@@ -272,7 +269,7 @@ class Server:
         """INFO ``total_commands_processed``: every command run (EXEC's inner commands
         included), counted once per command in its stats; a command that blocked counts
         once, when it is served, times out or is unblocked, however often it re-ran."""
-        return sum(c.calls for cmd in TABLE.values() for c in (cmd, *cmd.subcommands.values()))
+        return sum(c.calls for c in every_command())
 
     def call(self, client: Client, cmd, argv):
         """Run a handler with statistics; used by EXEC and wake-ups (``run`` inlines it)."""
@@ -327,7 +324,7 @@ class Server:
             if self.loop is not None:
                 self._pause_timer = self.loop.call_later(timeout_ms / 1000, self.unpause)
         for client in self.clients.values():
-            client.special = True
+            client.update_special()
 
     def unpause(self) -> None:
         """End the pause; the postponed requests run, first postponed first, from the
@@ -462,11 +459,8 @@ class Server:
         if client.postponed and client in self._postponed:
             self._postponed.remove(client)
         if self.clients.pop(client.id, None) is not None:
-            io = self._closed_io
-            io[0] += client.net_in
-            io[1] += client.net_out
-            io[2] += client.io_reads
-            io[3] += client.io_writes
+            for i, n in enumerate(client.io_counts()):
+                self._closed_io[i] += n
 
     # --- cron ----------------------------------------------------------------------------
     def cron(self) -> None:
