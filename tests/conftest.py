@@ -224,6 +224,29 @@ def raw(target, r):
 
 
 @pytest.fixture
+def wire(raw):
+    """wire(*args) -> the exact reply bytes over RESP2; wire.resp3(*args) over RESP3 (for the
+    shapes parsed replies hide: null kinds, maps, the error prefix)."""
+    conns = {}
+
+    def make(proto):
+        def do(*args):
+            c = conns.get(proto)
+            if c is None:
+                c = conns[proto] = raw()
+                if proto == 3:
+                    c.send(encode_request("HELLO", 3))
+                    c.read_reply()
+            c.send(encode_request(*args))
+            return c.read_reply()
+        return do
+
+    w = make(2)
+    w.resp3 = make(3)
+    return w
+
+
+@pytest.fixture
 def call(target, r):
     """Send a command and return the parsed reply without redis-py's response callbacks.
 

@@ -17,42 +17,6 @@ from tests.conftest import dirty
 NOGROUP_READ = "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option"
 
 
-def enc(*args) -> bytes:
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
-
-
-@pytest.fixture
-def wire(raw):
-    """wire(*args) -> raw reply bytes over RESP2; wire.resp3(*args) over RESP3."""
-    conns = {}
-
-    def conn(proto):
-        if proto not in conns:
-            c = raw()
-            if proto == 3:
-                c.send(enc("HELLO", 3))
-                c.read_reply()
-            conns[proto] = c
-        return conns[proto]
-
-    def w2(*args):
-        c = conn(2)
-        c.send(enc(*args))
-        return c.read_reply()
-
-    def w3(*args):
-        c = conn(3)
-        c.send(enc(*args))
-        return c.read_reply()
-
-    w2.resp3 = w3
-    return w2
-
-
 def err(call, *args) -> str:
     with pytest.raises(redis.ResponseError) as ei:
         call(*args)

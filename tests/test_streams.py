@@ -20,40 +20,6 @@ WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NULL2, NULL3 = b"*-1\r\n", b"_\r\n"
 
 
-def enc(*args) -> bytes:
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
-
-
-@pytest.fixture
-def wire(raw):
-    """wire(*args) -> exact reply bytes over RESP2; wire.resp3(*args) over RESP3."""
-    conns = {}
-
-    def conn(proto):
-        if proto not in conns:
-            c = raw()
-            if proto == 3:
-                c.send(enc("HELLO", 3))
-                c.read_reply()
-            conns[proto] = c
-        return conns[proto]
-
-    def make(proto):
-        def do(*args):
-            c = conn(proto)
-            c.send(enc(*args))
-            return c.read_reply()
-        return do
-
-    w = make(2)
-    w.resp3 = make(3)
-    return w
-
-
 @pytest.fixture
 def werr(wire):
     """werr(*args) -> the error line's text exactly as sent (without '-' and CRLF)."""
