@@ -616,6 +616,17 @@ def test_xidmprecord(r):
     assert idmp_info(r, "s")["iids-tracked"] == 1
 
 
+@pytest.mark.min_redis("8.6.2")
+def test_xidmprecord_command_docs(call):
+    # Summary and argument names as in Redis's command table (redis-cli's hints).
+    docs = call("COMMAND", "DOCS", "XIDMPRECORD")
+    d = dict(zip(docs[1][0::2], docs[1][1::2]))
+    assert d[b"summary"] == (b"An internal command for setting IDMP metadata on an existing "
+                             b"stream message.")
+    names = [dict(zip(a[0::2], a[1::2]))[b"name"] for a in d[b"arguments"]]
+    assert names == [b"key", b"pid", b"iid", b"stream-id"]
+
+
 @pytest.mark.streamd_only
 def test_xidmprecord_streamd_texts_and_maxsize(r):
     a = r.xadd("s", {"f": "v"})

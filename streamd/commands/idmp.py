@@ -101,17 +101,18 @@ def xcfgset(ctx, argv):
 
 @command("XIDMPRECORD", 5, "write denyoom fast", (1, 1, 1),
          key_flags="RW update", group="stream", since="8.8.0",
-         summary="Attaches an idempotency record (producer, idempotent ID -> entry ID) to a "
-                 "stream. Internal: emitted by AOF rewrite.",
+         summary="An internal command for setting IDMP metadata on an existing stream "
+                 "message.",
          complexity="O(1)",
-         args=(key(), string("pid"), string("iid"), string("id")))
+         args=(key(), string("pid"), string("iid"), string("stream-id")))
 def xidmprecord(ctx, argv):
-    """XIDMPRECORD key pid iid id
+    """XIDMPRECORD key pid iid stream-id
 
-    Records that producer ``pid`` produced entry ``id`` under idempotent ID ``iid``, as
-    the newest record of that producer (MAXSIZE and expiry apply as to any record; the
-    lifetime iids-added counter is not changed). ``id`` must be a live entry. Replaying
-    the same record again is OK; the same pair with a different ID is an error.
+    Records that producer ``pid`` produced entry ``stream-id`` under idempotent ID
+    ``iid``, as the newest record of that producer (MAXSIZE and expiry apply as to any
+    record; the lifetime iids-added counter is not changed). ``stream-id`` must be a live
+    entry. Replaying the same record again is OK; the same pair with a different ID is an
+    error.
 
     Order of checks (not pinned upstream beyond the missing-entry text): key, empty pid,
     empty iid, ID syntax, entry exists, conflicting record."""
