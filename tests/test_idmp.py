@@ -205,6 +205,39 @@ def test_duplicate_wins_over_an_exhausted_stream(r):
     (("IDMP", "p1", "i1", "*", "f"), "ERR wrong number of arguments for 'xadd' command"),
     (("IDMP", "p1", "i1", "*", "f", "v", "g"),
      "ERR wrong number of arguments for 'xadd' command"),
+    # Each option is checked where it stands: the repeat before the second IDMPAUTO's
+    # empty pid, the empty pid before the empty iid, the first IDMPAUTO's empty pid before
+    # anything after it.
+    (("IDMP", "p1", "i1", "IDMPAUTO", "", "*", "f", "v"),
+     "ERR syntax error, IDMP/IDMPAUTO specified multiple times"),
+    (("IDMP", "", "", "*", "f", "v"),
+     "ERR syntax error, IDMP requires a non-empty producer ID"),
+    (("IDMPAUTO", "", "IDMPAUTO", "p2", "*", "f", "v"),
+     "ERR syntax error, IDMPAUTO requires a non-empty producer ID"),
+    # IDMP needs two words after it and IDMPAUTO one; short of them the keyword is read as
+    # the ID.
+    (("MAXLEN", "1", "IDMP", "p"),
+     "ERR Invalid stream ID specified as stream command argument"),
+    (("MAXLEN", "1", "IDMPAUTO"),
+     "ERR Invalid stream ID specified as stream command argument"),
+    (("IDMPAUTO", "p1", "IDMPAUTO"),
+     "ERR Invalid stream ID specified as stream command argument"),
+    # An explicit 0-0 with IDMP fails in the option parser, before the 0-0 check.
+    (("IDMP", "p1", "i1", "0-0", "f", "v"),
+     "ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs"),
+    # With the trimming and reference options, IDMP changes nothing in their checks.
+    (("IDMP", "p1", "i1", "LIMIT", "10", "*", "f", "v"),
+     "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy"),
+    (("MAXLEN", "5", "LIMIT", "10", "IDMP", "p1", "i1", "*", "f", "v"),
+     "ERR syntax error, LIMIT cannot be used without the special ~ option"),
+    (("MAXLEN", "1", "IDMP", "p1", "i1", "MINID", "1", "*", "f", "v"),
+     "ERR syntax error, MAXLEN and MINID options at the same time are not compatible"),
+    (("IDMP", "p1", "i1", "MAXLEN", "-1", "*", "f", "v"),
+     "ERR The MAXLEN argument must be >= 0."),
+    (("IDMP", "p1", "i1", "MINID", "+", "*", "f", "v"),
+     "ERR Invalid stream ID specified as stream command argument"),
+    (("KEEPREF", "DELREF", "IDMP", "p1", "i1", "*", "f", "v"),
+     "ERR Invalid stream ID specified as stream command argument"),
 ])
 def test_xadd_idmp_parse_errors(r, args, message):
     assert err(r, "XADD", "s", *args) == message.removeprefix("ERR ")
