@@ -536,6 +536,14 @@ def test_xcfgset_invalidates_watch_only_on_a_change(r, make_client, value, inval
     # the repeat is detected before the repeated value is parsed
     (("IDMP-DURATION", "5", "IDMP-DURATION", "x"),
      "ERR IDMP-DURATION specified multiple times"),
+    # Left to right, one keyword at a time: a value is checked before a later word is
+    # looked at, and a keyword's next word is its value even when it is a keyword.
+    (("IDMP-DURATION", "INVALID", "IDMP-MAXSIZE"),
+     "ERR value is not an integer or out of range"),
+    (("IDMP-MAXSIZE", "0", "IDMP-DURATION"),
+     "ERR IDMP-MAXSIZE must be between 1 and 10000 entries"),
+    (("IDMP-DURATION", "IDMP-DURATION"), "ERR value is not an integer or out of range"),
+    (("IDMP-MAXSIZE", "5", "IDMP-DURATION"), "ERR syntax error"),
 ])
 def test_xcfgset_errors(r, args, message):
     r.xadd("s", {"f": "v"})
