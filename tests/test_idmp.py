@@ -165,6 +165,37 @@ def test_duplicate_of_deleted_and_trimmed_entries(r):
     assert idmp_info(r, "s")["iids-duplicates"] == 2
 
 
+def test_records_survive_xtrim_xdelex_and_xackdel(r):
+    # Only DEL-like key operations, XCFGSET, eviction and expiry drop records; removing the
+    # entries they point to does not.
+    a = xadd(r, "s", "IDMP", "p", "a", "*", "f", "v")
+    b = xadd(r, "s", "IDMP", "p", "b", "*", "f", "v")
+    c = xadd(r, "s", "IDMP", "p", "c", "*", "f", "v")
+    r.xgroup_create("s", "g", "0")
+    r.xreadgroup("g", "consumer", {"s": ">"})
+    assert r.execute_command("XTRIM", "s", "MAXLEN", "2") == 1
+    assert r.execute_command("XDELEX", "s", "DELREF", "IDS", "1", b) == [1]
+    assert r.execute_command("XACKDEL", "s", "g", "IDS", "1", c) == [1]
+    assert r.xlen("s") == 0
+    for iid, want in (("a", a), ("b", b), ("c", c)):
+        assert xadd(r, "s", "IDMP", "p", iid, "*", "f", "v") == want
+    assert r.xlen("s") == 0
+    info = idmp_info(r, "s")
+    assert (info["iids-tracked"], info["iids-added"], info["iids-duplicates"]) == (3, 3, 3)
+
+
+def test_words_after_the_id_are_fields(r):
+    # IDMP is an option only before the ID; after it, it is field data like any other.
+    xadd(r, "s", "*", "IDMP", "p", "i", "v")
+    xadd(r, "s", "*", "IDMP", "p", "i", "v")
+    xadd(r, "s", "*", "IDMPAUTO", "p")
+    xadd(r, "s", "*", "IDMPAUTO", "p")
+    assert r.xlen("s") == 4
+    assert r.xrange("s")[0][1] == {b"IDMP": b"p", b"i": b"v"}
+    info = idmp_info(r, "s")
+    assert (info["pids-tracked"], info["iids-added"], info["iids-duplicates"]) == (0, 0, 0)
+
+
 def test_duplicate_wins_over_an_exhausted_stream(r):
     a = xadd(r, "s", "IDMP", "p", "a", "*", "f", "v")
     r.execute_command("XSETID", "s", "18446744073709551615-18446744073709551615")
