@@ -782,10 +782,11 @@ def test_xidmp_errors_and_help(r, raw):
     assert b"streamd extension" in docs and b"cfgget" in docs
 
 
-@pytest.mark.streamd_only
+@pytest.mark.min_redis("8.8")
 def test_copy_copies_state_independently(r):
-    # Whether Redis's COPY carries IDMP state is not pinned (reference open question 5);
-    # streamd copies it, and the copy expires on its own.
+    # Redis copies the IDMP settings, counters and records with the stream (redis#14897,
+    # backported to 8.6.2) and registers the copy for expiry (redis#14933): the copy then
+    # deduplicates and expires on its own.
     r.xadd("s", {"f": "v"})
     r.execute_command("XCFGSET", "s", "IDMP-DURATION", "1")
     first = xadd(r, "s", "IDMP", "p", "i", "*", "f", "v")
