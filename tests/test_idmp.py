@@ -732,6 +732,36 @@ def test_xidmprecord_streamd_texts_and_maxsize(r):
     assert xadd(r, "s", "IDMP", "p", "x", "*", "f", "v") not in (a, b)
 
 
+# --- COMMAND INFO --------------------------------------------------------------------------
+
+def _key_spec_flags(info_row):
+    return [dict(zip(spec[0::2], spec[1::2]))[b"flags"] for spec in info_row[8]]
+
+
+@pytest.mark.min_redis("8.6.2")
+def test_idmp_commands_command_info(call):
+    # Flags, key positions, ACL categories and key specs of Redis's command table
+    # (xcfgset.json, xidmprecord.json): what cluster clients and ACLs read.
+    xcfgset, xidmprecord = call("COMMAND", "INFO", "XCFGSET", "XIDMPRECORD")
+    assert xcfgset[:7] == [b"xcfgset", -2, [b"write", b"fast"], 1, 1, 1,
+                           [b"@write", b"@stream", b"@fast"]]
+    assert xidmprecord[:7] == [b"xidmprecord", 5, [b"write", b"denyoom", b"fast"], 1, 1, 1,
+                               [b"@write", b"@stream", b"@fast"]]
+    assert _key_spec_flags(xcfgset) == _key_spec_flags(xidmprecord) == [[b"RW", b"update"]]
+
+
+@pytest.mark.streamd_only
+def test_xidmp_command_info_matches_xcfgset(call):
+    # XIDMP CFGSET does what XCFGSET does, so it declares the same key access.
+    (xidmp,) = call("COMMAND", "INFO", "XIDMP")
+    subs = {row[0]: row for row in xidmp[9]}
+    cfgset, cfgget = subs[b"xidmp|cfgset"], subs[b"xidmp|cfgget"]
+    assert cfgset[2:6] == [[b"write", b"fast"], 2, 2, 1]
+    assert _key_spec_flags(cfgset) == [[b"RW", b"update"]]
+    assert cfgget[2:6] == [[b"readonly", b"fast"], 2, 2, 1]
+    assert _key_spec_flags(cfgget) == [[b"RO"]]
+
+
 # --- XIDMP (streamd extension) -------------------------------------------------------------
 
 @pytest.mark.streamd_only

@@ -169,7 +169,8 @@ def xidmp_cfgget(ctx, argv):
     return Map([(n, getattr(state, n)) for n in (names or _CFG_FIELDS.values())])
 
 
-@command("XIDMP|CFGSET", -3, "write fast", (2, 2, 1), group="stream", since="8.6.0",
+@command("XIDMP|CFGSET", -3, "write fast", (2, 2, 1), key_flags="RW update", group="stream",
+         since="8.6.0",
          summary="Sets a stream's IDMP configuration; same rules as XCFGSET. streamd "
                  "extension, not in Redis.",
          complexity="O(1)",
