@@ -7,7 +7,8 @@ CONFIG REWRITE all go through this table.
 
 from __future__ import annotations
 
-import fnmatch
+import errno
+import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -20,28 +21,48 @@ _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000**2, "mb": 1024**2,
           "g": 1000**3, "gb": 1024**3}
 
 
+_U64 = 2**64
+
+
 def _memory(text: str) -> int:
     """A memory value as Redis's memtoull reads it: ASCII digits, then a unit or nothing.
-    No sign and no spaces; a bare unit (or nothing at all) is 0, as strtoull reads ""."""
+    No sign and no spaces; a bare unit (or nothing at all) is 0, as strtoull reads "".
+    The result is unsigned 64-bit arithmetic: too many digits saturate, the unit's product
+    wraps (callers with a signed range see values past LLONG_MAX as negative)."""
     digits = len(text) - len(text.lstrip("0123456789"))
     unit = text[digits:].lower()
     if unit not in _UNITS or digits >= 128:  # memtoull copies the digits to a 128-byte buffer
         raise ConfigError("argument must be a memory value")
-    return int(text[:digits] or 0) * _UNITS[unit]
+    return min(int(text[:digits] or 0), _U64 - 1) * _UNITS[unit] % _U64
 
 
-def _int_range(lo: int, hi: int, memory: bool = False):
+def _strict_int(text: str) -> int:
+    """A signed 64-bit decimal as Redis's string2ll reads it: no sign but '-', no spaces,
+    no leading zeros (so no "-0"), nothing past LLONG_MAX."""
+    body = text[1:] if text[:1] == "-" else text
+    if not (body.isascii() and body.isdigit()) or (body[0] == "0" and text != "0"):
+        raise ConfigError("argument couldn't be parsed into an integer")
+    value = int(text)
+    if not -2**63 <= value < 2**63:
+        raise ConfigError("argument couldn't be parsed into an integer")
+    return value
+
+
+def _int_range(lo: int, hi: int, memory: bool = False, clamp: tuple | None = None):
+    """Redis's numeric configs: parse, check [lo, hi], then (for hz) clamp silently."""
     def parse(text: str) -> int:
         if memory:
             value = _memory(text)
+            if hi < 2**63 and value >= 2**63:  # a signed config reads the bits as negative
+                value -= _U64
         else:
-            try:
-                value = int(text, 10)
-            except ValueError:
-                raise ConfigError("argument couldn't be parsed into an integer") from None
+            value = _strict_int(text)
         if not lo <= value <= hi:
             raise ConfigError(f"argument must be between {lo} and {hi} inclusive")
+        if clamp is not None:
+            value = min(max(value, clamp[0]), clamp[1])
         return value
+    parse.memory = memory  # CONFIG REWRITE writes these in kb/mb/gb when they divide
     return parse
 
 
@@ -64,6 +85,61 @@ def _string(text: str) -> str:
     return text
 
 
+def _strtoll(text: str) -> int:
+    """C's strtoll on a whole token: leading blanks and a sign allowed, saturating at the
+    64-bit bounds; anything left unread fails (an empty token reads as 0)."""
+    t = text.lstrip(" \t\n\v\f\r")
+    body = t[1:] if t[:1] in "+-" else t
+    if text and not (body.isascii() and body.isdigit()):
+        raise ConfigError("Invalid save parameters")
+    value = int(t) if text else 0
+    return min(max(value, -2**63), 2**63 - 1)
+
+
+def _save(text: str) -> str:
+    """``save`` as Redis 7.0's CONFIG SET takes it: pairs split on single spaces, seconds
+    >= 1 and changes >= 0, read by strtoll; the changes count is a C int, so it wraps.
+    Kept as CONFIG GET shows it, ``"3600 1 300 100"``."""
+    words = text.split(" ") if text else []
+    if len(words) % 2:
+        raise ConfigError("Invalid save parameters")
+    numbers = [_strtoll(w) for w in words]
+    if any(n < 1 for n in numbers[::2]) or any(n < 0 for n in numbers[1::2]):
+        raise ConfigError("Invalid save parameters")
+    return " ".join(f"{secs} {(changes + 2**31) % 2**32 - 2**31}"
+                    for secs, changes in zip(numbers[::2], numbers[1::2]))
+
+
+# Event classes as Redis 7.0 spells them; 'A' stands for all of the first ten.
+_EVENT_CLASSES = "g$lshzxetd"
+_EVENT_FLAGS = set(_EVENT_CLASSES) | set("nKEm")
+
+
+def _keyspace_events(text: str) -> str:
+    """``notify-keyspace-events``, kept in Redis's canonical spelling: "A" or the classes
+    in a fixed order, then K, E and m ("KEA" reads back as "AKE")."""
+    flags = set()
+    for c in text:
+        if c == "A":
+            flags.update(_EVENT_CLASSES)
+        elif c in _EVENT_FLAGS:
+            flags.add(c)
+        else:
+            raise ConfigError("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
+    if flags >= set(_EVENT_CLASSES):
+        head = "A"
+    else:
+        head = "".join(c for c in _EVENT_CLASSES + "n" if c in flags)
+    return head + "".join(c for c in "KEm" if c in flags)
+
+
+def _directory(text: str) -> str:
+    """``dir``: Redis changes into it, so it must exist; CONFIG GET shows the absolute path."""
+    if not os.path.isdir(text):
+        raise ConfigError(os.strerror(errno.ENOTDIR if os.path.exists(text) else errno.ENOENT))
+    return os.path.abspath(text)
+
+
 def _fmt(value) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -77,65 +153,139 @@ class Param:
     parse: Callable[[str], object]
     mutable: bool = True
     sensitive: bool = False
+    protected: bool = False  # settable at run time only under enable-protected-configs
 
 
 LLONG_MAX = 2**63 - 1
 PARAMS: dict[str, Param] = {}
 
 
-def _p(name, default, parse, mutable=True, sensitive=False):
-    PARAMS[name] = Param(name, default, parse, mutable, sensitive)
+def _p(name, default, parse, mutable=True, sensitive=False, protected=False):
+    PARAMS[name] = Param(name, default, parse, mutable, sensitive, protected)
 
+
+_UINT_MAX = 2**32 - 1
+INT_MAX = 2**31 - 1
+_YES, _NO = True, False
 
 _p("port", 6379, _int_range(0, 65535), mutable=False)
 _p("bind", "127.0.0.1", _string, mutable=False)
 _p("requirepass", "", _string, sensitive=True)
-_p("databases", 16, _int_range(1, 1 << 20), mutable=False)
+_p("masterauth", "", _string, sensitive=True)
+_p("masteruser", "", _string)
+_p("databases", 16, _int_range(1, INT_MAX), mutable=False)
 _p("loglevel", "notice", _enum("debug", "verbose", "notice", "warning", "nothing"))
 _p("logfile", "", _string, mutable=False)
-_p("hz", 10, _int_range(1, 500))
-_p("timeout", 0, _int_range(0, 2**31 - 1))
-_p("tcp-keepalive", 300, _int_range(0, 2**31 - 1))
-_p("tcp-backlog", 511, _int_range(0, 2**31 - 1), mutable=False)
-_p("maxclients", 10000, _int_range(1, 2**31 - 1))
-_p("maxmemory", 0, _int_range(0, LLONG_MAX, memory=True))
-_p("maxmemory-policy", "noeviction", _string)
+_p("syslog-enabled", _NO, _yesno, mutable=False)
+_p("hz", 10, _int_range(0, INT_MAX, clamp=(1, 500)))
+_p("dynamic-hz", _YES, _yesno)
+_p("timeout", 0, _int_range(0, INT_MAX))
+_p("tcp-keepalive", 300, _int_range(0, INT_MAX))
+_p("tcp-backlog", 511, _int_range(0, INT_MAX), mutable=False)
+_p("maxclients", 10000, _int_range(1, _UINT_MAX))
+_p("maxmemory", 0, _int_range(0, 2**64 - 1, memory=True))
+_p("maxmemory-policy", "noeviction", _enum(
+    "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
+    "allkeys-lfu", "allkeys-random", "noeviction"))
+_p("maxmemory-samples", 5, _int_range(1, INT_MAX))
+_p("maxmemory-eviction-tenacity", 10, _int_range(0, 100))
+_p("lfu-log-factor", 10, _int_range(0, INT_MAX))
+_p("lfu-decay-time", 1, _int_range(0, INT_MAX))
 _p("proto-max-bulk-len", 512 * 1024 * 1024, _int_range(1024 * 1024, LLONG_MAX, memory=True))
 _p("client-query-buffer-limit", 1024**3, _int_range(1024 * 1024, LLONG_MAX, memory=True))
 _p("stream-node-max-entries", 100, _int_range(0, LLONG_MAX))
 _p("stream-node-max-bytes", 4096, _int_range(0, LLONG_MAX, memory=True))
 _p("stream-idmp-duration", 100, _int_range(1, 86400))
 _p("stream-idmp-maxsize", 100, _int_range(1, 10000))
-_p("appendonly", False, _yesno)
-_p("appendfsync", "everysec", _enum("always", "everysec", "no"))
-_p("save", "", _string)
-_p("dir", ".", _string)
-_p("dbfilename", "dump.rdb", _string)
+_p("appendonly", _NO, _yesno)
+_p("appendfsync", "everysec", _enum("everysec", "always", "no"))
+_p("no-appendfsync-on-rewrite", _NO, _yesno)
+_p("auto-aof-rewrite-percentage", 100, _int_range(0, INT_MAX))
+_p("auto-aof-rewrite-min-size", 64 * 1024 * 1024, _int_range(0, LLONG_MAX, memory=True))
+_p("aof-use-rdb-preamble", _YES, _yesno)
+_p("save", "", _save)
+_p("stop-writes-on-bgsave-error", _YES, _yesno)
+_p("rdbcompression", _YES, _yesno)
+_p("rdbchecksum", _YES, _yesno, mutable=False)
+_p("dir", ".", _directory, protected=True)
+_p("dbfilename", "dump.rdb", _string, protected=True)
 _p("appendfilename", "appendonly.aof", _string, mutable=False)
-_p("notify-keyspace-events", "", _string)
-_p("daemonize", False, _yesno, mutable=False)
-_p("protected-mode", False, _yesno)
+_p("notify-keyspace-events", "", _keyspace_events)
+_p("daemonize", _NO, _yesno, mutable=False)
+_p("protected-mode", _NO, _yesno)
 _p("pidfile", "", _string, mutable=False)
-_p("supervised", "no", _enum("no", "upstart", "systemd", "auto"), mutable=False)
+_p("supervised", "no", _enum("upstart", "systemd", "auto", "no"), mutable=False)
 _p("io-threads", 1, _int_range(1, 128), mutable=False)
-_p("lazyfree-lazy-user-del", False, _yesno)
-_p("lazyfree-lazy-user-flush", False, _yesno)
+_p("cluster-enabled", _NO, _yesno, mutable=False)
+_p("replica-read-only", _YES, _yesno)
+_p("replica-serve-stale-data", _YES, _yesno)
+_p("replica-priority", 100, _int_range(0, INT_MAX))
+_p("replica-lazy-flush", _NO, _yesno)
+_p("repl-backlog-size", 1024 * 1024, _int_range(1, LLONG_MAX, memory=True, clamp=(16384, LLONG_MAX)))
+_p("min-replicas-to-write", 0, _int_range(0, INT_MAX))
+_p("min-replicas-max-lag", 10, _int_range(0, INT_MAX))
+_p("lazyfree-lazy-eviction", _NO, _yesno)
+_p("lazyfree-lazy-expire", _NO, _yesno)
+_p("lazyfree-lazy-server-del", _NO, _yesno)
+_p("lazyfree-lazy-user-del", _NO, _yesno)
+_p("lazyfree-lazy-user-flush", _NO, _yesno)
+_p("activerehashing", _YES, _yesno)
 _p("busy-reply-threshold", 5000, _int_range(0, LLONG_MAX))
 _p("slowlog-log-slower-than", 10000, _int_range(-1, LLONG_MAX))
 _p("slowlog-max-len", 128, _int_range(0, LLONG_MAX))
-_p("latency-tracking", True, _yesno)
-_p("list-max-listpack-size", -2, _int_range(-5, LLONG_MAX))
+_p("latency-tracking", _YES, _yesno)
+_p("latency-monitor-threshold", 0, _int_range(0, LLONG_MAX))
+_p("acllog-max-len", 128, _int_range(0, LLONG_MAX))
+_p("tracking-table-max-keys", 1000000, _int_range(0, LLONG_MAX))
+_p("list-max-listpack-size", -2, _int_range(-2**31, INT_MAX))
+_p("list-compress-depth", 0, _int_range(0, INT_MAX))
 _p("hash-max-listpack-entries", 512, _int_range(0, LLONG_MAX))
-_p("hash-max-listpack-value", 64, _int_range(0, LLONG_MAX))
+_p("hash-max-listpack-value", 64, _int_range(0, LLONG_MAX, memory=True))
+_p("set-max-intset-entries", 512, _int_range(0, LLONG_MAX))
+_p("zset-max-listpack-entries", 128, _int_range(0, LLONG_MAX))
+_p("zset-max-listpack-value", 64, _int_range(0, LLONG_MAX, memory=True))
+_p("hll-sparse-max-bytes", 3000, _int_range(0, LLONG_MAX, memory=True))
 _p("active-expire-effort", 1, _int_range(1, 10))
-_p("always-show-logo", False, _yesno, mutable=False)
+_p("crash-log-enabled", _YES, _yesno)
+_p("crash-memcheck-enabled", _YES, _yesno)
+_p("always-show-logo", _NO, _yesno, mutable=False)
+_p("enable-protected-configs", "no", _enum("no", "yes", "local"), mutable=False)
 _p("enable-debug-command", "no", _enum("no", "yes", "local"), mutable=False)
+_p("enable-module-command", "no", _enum("no", "yes", "local"), mutable=False)
 
 # redis.conf spells some keys differently from CONFIG GET.
 ALIASES = {"hash-max-ziplist-entries": "hash-max-listpack-entries",
            "hash-max-ziplist-value": "hash-max-listpack-value",
            "list-max-ziplist-size": "list-max-listpack-size",
-           "lua-time-limit": "busy-reply-threshold"}
+           "lua-time-limit": "busy-reply-threshold",
+           "zset-max-ziplist-entries": "zset-max-listpack-entries",
+           "zset-max-ziplist-value": "zset-max-listpack-value",
+           "slave-read-only": "replica-read-only",
+           "slave-serve-stale-data": "replica-serve-stale-data",
+           "slave-priority": "replica-priority",
+           "slave-lazy-flush": "replica-lazy-flush",
+           "min-slaves-to-write": "min-replicas-to-write",
+           "min-slaves-max-lag": "min-replicas-max-lag"}
+
+
+# Lines Redis 7.0 still reads from a config file but ignores (keys of removed settings).
+_DEPRECATED = ("list-max-ziplist-entries", "list-max-ziplist-value", "lua-replicate-commands")
+REWRITE_SIGNATURE = "# Generated by CONFIG REWRITE"
+
+
+def canonical(name: str) -> str | None:
+    """The parameter a name (any case, or an old alias) stands for; None if unknown."""
+    name = name.lower()
+    name = ALIASES.get(name, name)
+    return name if name in PARAMS else None
+
+
+class ConfigFileError(Exception):
+    """A fatal error while reading configuration text, where Redis reports it."""
+
+    def __init__(self, message: str, lineno: int | None = None, line: str = ""):
+        super().__init__(message)
+        self.message, self.lineno, self.line = message, lineno, line
 
 
 class Config:
@@ -143,6 +293,7 @@ class Config:
 
     def __init__(self, **overrides):
         self.values = {name: p.default for name, p in PARAMS.items()}
+        self.values["dir"] = os.getcwd()
         self.file: str | None = None  # config file path, for CONFIG REWRITE
         for name, value in overrides.items():
             self.set(name.replace("_", "-"), str(value), startup=True)
@@ -155,13 +306,12 @@ class Config:
 
     def set(self, name: str, text: str, startup: bool = False) -> None:
         """Validate and apply; raises KeyError (unknown/immutable) or ConfigError."""
-        name = ALIASES.get(name.lower(), name.lower())
-        param = PARAMS.get(name)
+        param = PARAMS.get(canonical(name) or "")
         if param is None:
             raise KeyError(name)
         if not startup and not param.mutable:
             raise ConfigError("can't set immutable config")
-        self.values[name] = param.parse(text)
+        self.values[param.name] = param.parse(text)
 
     def names(self):
         """Every name CONFIG GET can report: the parameters, then their old aliases."""
@@ -170,40 +320,153 @@ class Config:
 
     def lookup(self, name: str) -> str | None:
         """The value of a parameter named by itself or an alias (any case), as text."""
-        name = name.lower()
-        name = ALIASES.get(name, name)
-        return _fmt(self.values[name]) if name in PARAMS else None
+        name = canonical(name)
+        return _fmt(self.values[name]) if name else None
+
+    # --- config files ----------------------------------------------------------------
+
+    def load_text(self, text: str) -> None:
+        """Apply redis.conf text as Redis does: one directive a line, trimmed; ``#``
+        comments; quoted words; ``include`` of further files; several ``save`` lines add up.
+        Raises ConfigFileError naming the line, Redis's wording."""
+        from .protocol.reader import split_args
+
+        saves: list[str] | None = None
+        for lineno, raw in enumerate(text.split("\n"), 1):
+            line = raw.strip(" \t\r\n")
+            if not line or line.startswith("#"):
+                continue
+            words = split_args(line.encode())
+            if words is None:
+                raise ConfigFileError("Unbalanced quotes in configuration line", lineno, line)
+            if not words:
+                continue
+            args = [w.decode("utf-8", "surrogateescape") for w in words]
+            name = canonical(args[0])
+            try:
+                if name == "save":
+                    parts = args[1:]
+                    if len(parts) == 1 and parts[0]:
+                        parts = [w.decode("utf-8", "surrogateescape")
+                                 for w in split_args(parts[0].encode()) or []]
+                    value = _save(" ".join(parts))
+                    saves = [] if saves is None or not value else saves
+                    saves += [value] if value else []
+                    self.values["save"] = " ".join(saves)
+                elif name is not None:
+                    if len(args) != 2:
+                        raise ConfigError("wrong number of arguments")
+                    self.set(name, args[1], startup=True)
+                elif args[0].lower() in _DEPRECATED and len(args) == 2:
+                    pass
+                elif args[0].lower() == "include" and len(args) == 2:
+                    self.load_file(args[1])
+                else:
+                    raise ConfigError("Bad directive or wrong number of arguments")
+            except ConfigError as exc:
+                raise ConfigFileError(str(exc), lineno, line) from None
+
+    def load_file(self, path: str) -> None:
+        """Load one config file, or every file a glob pattern names (``include``)."""
+        import glob
+
+        if any(c in path for c in "*?["):
+            matches = sorted(glob.glob(path))
+            for match in matches:
+                self.load_file(match)
+            return
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise ConfigFileError(f"Fatal error, can't open config file '{path}': "
+                                  f"{exc.strerror}") from None
+        self.load_text(text)
 
     def rewrite(self) -> None:
-        """Write the non-default values back to the config file (CONFIG REWRITE)."""
+        """CONFIG REWRITE as Redis 7.0 does it: the file's lines are kept (trimmed), each
+        setting's first line is replaced with its current value and its other lines
+        dropped; settings not in the file yet are appended when not at their default,
+        under a signature line; runs of blank lines shrink to one."""
+        from .protocol.reader import split_args
+
         if not self.file:
             raise ConfigError("The server is running without a config file")
-        lines = [f"{n} {_quote(_fmt(v))}" for n, v in self.values.items()
-                 if v != PARAMS[n].default]
-        with open(self.file, "w") as fh:
-            fh.write("# Generated by CONFIG REWRITE\n")
-            fh.write("\n".join(lines) + ("\n" if lines else ""))
+        try:
+            with open(self.file, encoding="utf-8", errors="surrogateescape") as fh:
+                text = fh.read()
+        except FileNotFoundError:
+            text = ""
+        lines = [raw.strip(" \t\r\n") for raw in text.split("\n")] if text else []
+        at: dict[str, list[int]] = {}
+        signed = False
+        for i, line in enumerate(lines):
+            if not line or line.startswith("#"):
+                signed = signed or line == REWRITE_SIGNATURE
+                continue
+            words = split_args(line.encode())
+            if words:
+                name = words[0].decode("utf-8", "surrogateescape").lower()
+                at.setdefault(canonical(name) or name, []).append(i)
+        for name, param in PARAMS.items():
+            value = self.values[name]
+            new, force = _rewrite_lines(name, value, param)
+            old = at.pop(name, [])
+            for line in new:
+                if old:
+                    lines[old.pop(0)] = line
+                elif force:
+                    if not signed:
+                        lines.append(REWRITE_SIGNATURE)
+                        signed = True
+                    lines.append(line)
+            for i in old:
+                lines[i] = ""
+        out = []
+        for line in lines:
+            if line or not out or out[-1]:
+                out.append(line)
+        tmp = f"{self.file}.tmp-{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            fh.write("".join(line + "\n" for line in out))
+        os.replace(tmp, self.file)
 
 
-def _quote(text: str) -> str:
-    if text == "" or any(c in text for c in ' "\'\\'):
-        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return text
+_GB, _MB, _KB = 1024**3, 1024**2, 1024
 
 
-def parse_config_text(text: str) -> list[tuple[str, str]]:
-    """redis.conf syntax: ``key value...`` lines, ``#`` comments, quoted values."""
-    from .protocol.reader import split_args
+def _rewrite_lines(name: str, value, param: Param) -> tuple[list[str], bool]:
+    """The lines CONFIG REWRITE writes for a setting, and whether they are written even
+    where the file had none (a value off its default; ``save`` and ``dir`` always)."""
+    if name == "save":
+        pairs = value.split()
+        return ([f"save {a} {b}" for a, b in zip(pairs[::2], pairs[1::2])]
+                or ['save ""']), True
+    force = value != param.default or name == "dir"
+    if param.parse is _string or param.parse is _directory or name == "notify-keyspace-events":
+        if param.sensitive and not value:
+            return [], False  # an empty password leaves no line at all
+        return [f"{name} {_repr(value)}"], force
+    if isinstance(value, int) and not isinstance(value, bool) and getattr(param.parse, "memory", False):
+        for unit, size in (("gb", _GB), ("mb", _MB), ("kb", _KB)):
+            if value and value % size == 0:
+                return [f"{name} {value // size}{unit}"], force
+    return [f"{name} {_fmt(value)}"], force
 
-    pairs = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        words = split_args(line.encode())
-        if words is None:
-            raise ConfigError(f"line {lineno}: unbalanced quotes")
-        key = words[0].decode()
-        value = " ".join(w.decode() for w in words[1:])
-        pairs.append((key, value))
-    return pairs
+
+_REPR_ESCAPES = {0x5C: "\\\\", 0x22: '\\"', 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t",
+                 0x07: "\\a", 0x08: "\\b"}
+
+
+def _repr(text: str) -> str:
+    """sdscatrepr: always quoted; quotes, backslashes and control characters escaped, and
+    every byte outside printable ASCII as \\xNN."""
+    out = []
+    for b in text.encode("utf-8", "surrogateescape"):
+        if b in _REPR_ESCAPES:
+            out.append(_REPR_ESCAPES[b])
+        elif 32 <= b < 127:
+            out.append(chr(b))
+        else:
+            out.append(f"\\x{b:02x}")
+    return '"' + "".join(out) + '"'

@@ -726,3 +726,125 @@ def test_commandstats_of_refused_container_calls(r, raw):
     stats = c.read_reply().decode()
     assert "cmdstat_client:calls=0,usec=0,usec_per_call=0.00,rejected_calls=1,failed_calls=0" in stats
     assert "cmdstat_object" not in stats and "cmdstat_xinfo" not in stats
+
+
+@pytest.fixture
+def restore_config(r):
+    """Puts back, after the test, every parameter the test names (CONFIG SET is global)."""
+    saved = {}
+
+    def remember(*names):
+        for name in names:
+            saved.update(r.config_get(name))
+
+    yield remember
+    for name, value in saved.items():
+        if r.config_get(name)[name] != value:
+            r.config_set(name, value)
+
+
+def _config_set_error(name, reason):
+    return f"^CONFIG SET failed \\(possibly related to argument '{name}'\\) - {reason}$"
+
+
+_NOT_INT = "argument couldn't be parsed into an integer"
+
+
+@pytest.mark.parametrize("name, value, stored, error", [
+    # Plain integers are read as string2ll does: no '+', no blanks, no leading zeros,
+    # nothing outside 64 bits.
+    ("stream-node-max-entries", "7", "7", None),
+    ("stream-node-max-entries", "+5", None, _NOT_INT),
+    ("stream-node-max-entries", " 5", None, _NOT_INT),
+    ("stream-node-max-entries", "-0", None, _NOT_INT),
+    ("stream-node-max-entries", "05", None, _NOT_INT),
+    ("stream-node-max-entries", "99999999999999999999", None, _NOT_INT),
+    ("stream-node-max-entries", "-1",
+     None, "argument must be between 0 and 9223372036854775807 inclusive"),
+    # hz accepts any int and keeps it within 1..500
+    ("hz", "0", "1", None),
+    ("hz", "1000", "500", None),
+    ("hz", "-1", None, "argument must be between 0 and 2147483647 inclusive"),
+    ("maxclients", "0", None, "argument must be between 1 and 4294967295 inclusive"),
+    ("maxmemory-samples", "0", None, "argument must be between 1 and 2147483647 inclusive"),
+    ("list-max-listpack-size", "-10", "-10", None),
+    ("list-max-listpack-size", "2147483648",
+     None, "argument must be between -2147483648 and 2147483647 inclusive"),
+    # memory values: saturating digits, a wrapping unit, unsigned for maxmemory only
+    ("hash-max-listpack-value", "1kb", "1024", None),
+    ("hash-max-listpack-value", "abc", None, "argument must be a memory value"),
+    ("maxmemory", "99999999999999999999kb", "18446744073709550592", None),
+    ("stream-node-max-bytes", "9223372036854775808",
+     None, "argument must be between 0 and 9223372036854775807 inclusive"),
+    ("repl-backlog-size", "1", "16384", None),
+    # enums: any case in, the canonical name out; the error lists Redis's order
+    ("maxmemory-policy", "ALLKEYS-LRU", "allkeys-lru", None),
+    ("maxmemory-policy", "lru", None,
+     "argument\\(s\\) must be one of the following: volatile-lru, volatile-lfu, "
+     "volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"),
+    ("appendfsync", "sometimes", None,
+     "argument\\(s\\) must be one of the following: everysec, always, no"),
+    ("latency-tracking", "YES", "yes", None),
+    ("rdbchecksum", "no", None, "can't set immutable config"),
+    # save: pairs split on single spaces, seconds >= 1, changes >= 0 (a C int: it wraps)
+    ("save", "3600 1 300 +100", "3600 1 300 100", None),
+    ("save", "3600 ", "3600 0", None),
+    ("save", "10 99999999999", "10 1215752191", None),
+    ("save", "", "", None),
+    ("save", "3600", None, "Invalid save parameters"),
+    ("save", "3600  1", None, "Invalid save parameters"),
+    ("save", "0 1", None, "Invalid save parameters"),
+    ("save", "1 -1", None, "Invalid save parameters"),
+    ("save", "3600 0x1", None, "Invalid save parameters"),
+    # notify-keyspace-events: kept in Redis's canonical spelling
+    ("notify-keyspace-events", "KEA", "AKE", None),
+    ("notify-keyspace-events", "Egx", "gxE", None),
+    ("notify-keyspace-events", "nt$", "$tn", None),
+    ("notify-keyspace-events", "AdKK", "AK", None),
+    ("notify-keyspace-events", "K E", None,
+     "Invalid event class character. Use 'Ag\\$lshzxeKEtmdn'."),
+    # dir and dbfilename are protected (enable-protected-configs is no)
+    ("dir", "/", None, "can't set protected config"),
+    ("dbfilename", "x.rdb", None, "can't set protected config"),
+])
+def test_config_set_values_parse_as_redis_does(r, restore_config, name, value, stored, error):
+    restore_config(name)
+    before = r.config_get(name)[name]
+    if error is None:
+        assert r.config_set(name, value)
+        assert r.config_get(name)[name] == stored
+    else:
+        with pytest.raises(redis.ResponseError, match=_config_set_error(name, error)):
+            r.config_set(name, value)
+        assert r.config_get(name)[name] == before
+
+
+@pytest.mark.parametrize("args, error", [
+    # Every name is checked, in order, before any value is parsed.
+    (("hz", "x", "nosuch", "1"), "^Unknown option or number of arguments for CONFIG SET - 'nosuch'$"),
+    (("hz", "x", "databases", "6"), _config_set_error("databases", "can't set immutable config")),
+    (("hz", "x", "dir", "/"), _config_set_error("dir", "can't set protected config")),
+    (("hz", "5", "HZ", "x"), _config_set_error("HZ", "duplicate parameter")),
+])
+def test_config_set_checks_every_name_before_any_value(r, args, error):
+    with pytest.raises(redis.ResponseError, match=error):
+        r.execute_command("CONFIG", "SET", *args)
+    assert r.config_get("hz")["hz"] == "10"
+
+
+def test_config_set_an_alias_and_its_parameter_are_not_duplicates(r, restore_config):
+    restore_config("hash-max-listpack-entries")
+    r.execute_command("CONFIG", "SET", "hash-max-ziplist-entries", "5",
+                      "hash-max-listpack-entries", "6")
+    assert r.config_get("hash-max-ziplist-entries") == {"hash-max-ziplist-entries": "6"}
+
+
+def test_config_get_dir_is_the_absolute_working_directory(r):
+    assert r.config_get("dir")["dir"].startswith("/")
+
+
+def test_config_rewrite_without_a_config_file(r):
+    if r.info("server")["config_file"]:
+        pytest.skip("the target was started with a config file")
+    with pytest.raises(redis.ResponseError, match="^The server is running without a config file$"):
+        r.execute_command("CONFIG", "REWRITE")

@@ -234,3 +234,13 @@ STREAM_XREAD_GT = (
     "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
     "<consumer> option."
 )
+
+
+# --- CONFIG (commands/server.py) ----------------------------------------------------------
+CONFIG_SET_UNKNOWN = "ERR Unknown option or number of arguments for CONFIG SET - '{}'"
+# The reason comes from the parameter's parser (config.py) or the checks before it.
+CONFIG_SET_FAILED = "ERR CONFIG SET failed (possibly related to argument '{}') - {}"
+CONFIG_IMMUTABLE = "can't set immutable config"
+CONFIG_PROTECTED = "can't set protected config"
+CONFIG_DUPLICATE = "duplicate parameter"
+CONFIG_REWRITE_FAILED = "ERR Rewriting config file: {}"

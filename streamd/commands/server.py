@@ -10,7 +10,7 @@ import sys
 import time
 
 from .. import REDIS_VERSION, __version__
-from ..config import PARAMS, ConfigError
+from ..config import PARAMS, ConfigError, canonical
 from ..protocol.replies import OK, Map, Raw, SetReply, Simple, Verbatim
 
 _NO_REPLY = Raw(b"")
@@ -187,34 +187,48 @@ def config_get(ctx, argv):
          complexity="O(N) when N is the number of configuration parameters provided",
          args=(string("data", multiple=True),))
 def config_set(ctx, argv):
-    """CONFIG SET parameter value [parameter value ...]"""
+    """CONFIG SET parameter value [parameter value ...]
+
+    As Redis 7.0: every name is checked first, in order, and the first fault is the reply
+    (unknown name, immutable or protected parameter, a parameter given twice; an old alias
+    and its parameter count as two). Then the values are applied all or nothing.
+    """
     if len(argv) % 2:  # Redis 7.0: an odd count is a syntax error, not an arity one
         raise CommandError(E.SYNTAX)
     pairs = [(argv[i].decode("utf-8", "replace"), argv[i + 1].decode("utf-8", "replace"))
              for i in range(2, len(argv), 2)]
     seen = set()
     for name, _ in pairs:
-        lname = name.lower()
-        if lname not in PARAMS and lname not in getattr(ctx.config, "aliases", {}):
-            from ..config import ALIASES
-            if lname not in ALIASES:
-                raise CommandError(f"ERR Unknown option or number of arguments for CONFIG SET - '{name}'")
-        if lname in seen:
-            raise CommandError(f"ERR CONFIG SET failed (possibly related to argument '{name}') "
-                               "- duplicate parameter")
-        seen.add(lname)
+        param = PARAMS.get(canonical(name) or "")
+        if param is None:
+            raise CommandError(E.CONFIG_SET_UNKNOWN.format(name))
+        if not param.mutable:
+            reason = E.CONFIG_IMMUTABLE
+        elif param.protected and not _protected_allowed(ctx):
+            reason = E.CONFIG_PROTECTED
+        elif name.lower() in seen:
+            reason = E.CONFIG_DUPLICATE
+        else:
+            seen.add(name.lower())
+            continue
+        raise CommandError(E.CONFIG_SET_FAILED.format(name, reason))
     old = dict(ctx.config.values)
     for name, value in pairs:
         try:
             ctx.config.set(name, value)
         except ConfigError as exc:
             ctx.config.values = old  # all-or-nothing, as Redis does
-            raise CommandError(f"ERR CONFIG SET failed (possibly related to argument '{name}') "
-                               f"- {exc}") from None
-        except KeyError:
-            ctx.config.values = old
-            raise CommandError(f"ERR Unknown option or number of arguments for CONFIG SET - '{name}'") from None
+            raise CommandError(E.CONFIG_SET_FAILED.format(name, exc)) from None
     return OK
+
+
+def _protected_allowed(ctx) -> bool:
+    """enable-protected-configs: ``yes``, or ``local`` and the client is on loopback."""
+    mode = ctx.config["enable-protected-configs"]
+    if mode == "local":
+        host = ctx.addr.rsplit(":", 1)[0]
+        return host.startswith("127.") or host in ("::1", "localhost")
+    return mode == "yes"
 
 
 @command("config|resetstat", 2, "admin noscript loading stale", group="server", since="2.0.0",
@@ -231,8 +245,10 @@ def config_rewrite(ctx, argv):
     """CONFIG REWRITE"""
     try:
         ctx.config.rewrite()
-    except (ConfigError, OSError) as exc:
-        raise CommandError(f"ERR Rewriting config file: {exc}") from None
+    except ConfigError as exc:
+        raise CommandError(f"ERR {exc}") from None
+    except OSError as exc:
+        raise CommandError(E.CONFIG_REWRITE_FAILED.format(exc.strerror)) from None
     return OK
 
 
