@@ -9,7 +9,7 @@ import sys
 import time
 
 from . import REDIS_VERSION, __version__
-from .config import PARAMS, ALIASES, Config, ConfigError, parse_config_text
+from .config import Config, ConfigFileError, _repr
 
 USAGE = """Usage: streamd [/path/to/redis.conf] [options]
        streamd -v or --version
@@ -39,42 +39,59 @@ class _RedisFormatter(logging.Formatter):
         return text
 
 
+def _options_text(args: list[str]) -> str:
+    """The command-line options as the config lines Redis makes of them: ``--name`` starts a
+    line, each value follows quoted (``--port 1 2`` is ``port "1" "2"``). The first word
+    after a name is its value even when it starts with ``--``; a ``--save`` with no value
+    means ``save ""``."""
+    lines: list[str] = []
+    expecting_value = False
+    for i, arg in enumerate(args):
+        if not expecting_value and arg.startswith("--"):
+            lines.append(arg[2:] + " ")
+            expecting_value = len(arg[2:].split()) < 2
+            if expecting_value and arg.lower() == "--save" and (
+                    i == len(args) - 1 or args[i + 1].startswith("--")):
+                lines[-1] += '"" '
+                expecting_value = False
+        else:
+            if not lines:
+                lines.append("")
+            lines[-1] += _repr(arg) + " "
+            expecting_value = False
+    return "\n".join(lines)
+
+
+def _fatal(exc: ConfigFileError) -> str:
+    if exc.lineno is None:
+        return exc.message
+    return (f"\n*** FATAL CONFIG FILE ERROR (Redis {REDIS_VERSION}) ***\n"
+            f"Reading the configuration file, at line {exc.lineno}\n"
+            f">>> '{exc.line}'\n{exc.message}")
+
+
 def parse_args(argv: list[str]) -> Config:
-    """Build the Config from an optional config file and ``--key value`` options."""
+    """Build the Config as redis-server does: an optional config file (the first argument,
+    when it does not start with ``-``), then the ``--name value`` options as if they were
+    more lines after it. A bad line ends the start with Redis's fatal-error report."""
     config = Config()
-    pairs: list[tuple[str, str]] = []
     args = list(argv)
-    if args and not args[0].startswith("--"):
-        path = args.pop(0)
-        try:
-            with open(path) as fh:
-                pairs.extend(parse_config_text(fh.read()))
-        except OSError as exc:
-            raise SystemExit(f"Fatal error, can't open config file '{path}': {exc.strerror}")
-        except ConfigError as exc:
-            raise SystemExit(f"*** FATAL CONFIG FILE ERROR *** {path}: {exc}")
-        config.file = os.path.abspath(path)
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if not arg.startswith("--") or len(arg) == 2:
-            raise SystemExit(f"Invalid option '{arg}'. Options look like --port 6379.\n\n{USAGE}")
-        name = arg[2:]
-        values = []
-        i += 1
-        while i < len(args) and not args[i].startswith("--"):
-            values.append(args[i])
-            i += 1
-        pairs.append((name, " ".join(values)))
-    for name, value in pairs:
-        lname = name.lower()
-        if lname not in PARAMS and lname not in ALIASES:
-            raise SystemExit(f"*** FATAL CONFIG ERROR *** Bad directive or wrong number of "
-                             f"arguments: '{name}' is not a known option")
-        try:
-            config.set(lname, value, startup=True)
-        except ConfigError as exc:
-            raise SystemExit(f"*** FATAL CONFIG ERROR *** '{name} \"{value}\"': {exc}")
+    text = ""
+    try:
+        if args and not args[0].startswith("-"):
+            path = args.pop(0)
+            try:
+                with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+                    text = fh.read()
+            except OSError as exc:
+                raise ConfigFileError(f"Fatal error, can't open config file '{path}': "
+                                      f"{exc.strerror}") from None
+            config.file = os.path.abspath(path)
+        if args:
+            text += "\n" + _options_text(args)
+        config.load_text(text)
+    except ConfigFileError as exc:
+        raise SystemExit(_fatal(exc)) from None
     return config
 
 
