@@ -21,9 +21,33 @@ from .table import TABLE, command, every_command, oneof, pattern, string, token
 
 # --- INFO --------------------------------------------------------------------------------
 
-_DEFAULT_SECTIONS = ("server", "clients", "memory", "persistence", "stats", "replication",
-                     "cpu", "modules", "errorstats", "cluster", "keyspace")
-_ALL_SECTIONS = _DEFAULT_SECTIONS + ("commandstats",)
+# Redis 7.0's order, which INFO keeps whatever order the sections are asked in.
+_ALL_SECTIONS = ("server", "clients", "memory", "persistence", "stats", "replication", "cpu",
+                 "modules", "commandstats", "errorstats", "latencystats", "cluster", "keyspace")
+_DEFAULT_SECTIONS = tuple(s for s in _ALL_SECTIONS if s not in ("commandstats", "latencystats"))
+_AVG_TTL_SAMPLE = 20  # keys with a TTL looked at per database for avg_ttl
+
+
+def _human(n: int) -> str:
+    """Redis's bytesToHuman: B below 1K, then K, M, G, T, P with two decimals."""
+    if n < 1024:
+        return f"{n}B"
+    for unit, size in (("K", 1024), ("M", 1024**2), ("G", 1024**3), ("T", 1024**4),
+                       ("P", 1024**5)):
+        if n < size * 1024:
+            return f"{n / size:.2f}{unit}"
+    return f"{n}B"
+
+
+def _avg_ttl(db) -> int:
+    """Mean remaining TTL in ms of a few keys with one, as Redis estimates it by sampling
+    (its figure is a running estimate; 0 when no key has a TTL)."""
+    if not db.expires:
+        return 0
+    now = time.time_ns() // 1_000_000
+    sample = [when - now for _, when in zip(range(_AVG_TTL_SAMPLE), db.expires.values())]
+    live = [ttl for ttl in sample if ttl > 0]
+    return sum(live) // len(live) if live else 0
 
 
 def _rss_bytes() -> int:
@@ -45,11 +69,12 @@ def _section(ctx, name: str) -> list[str]:
             "redis_mode:standalone", f"os:{platform.system()} {platform.release()} {platform.machine()}",
             "arch_bits:64", "multiplexing_api:asyncio",
             f"python_version:{platform.python_version()}",
-            f"process_id:{os.getpid()}", f"run_id:{srv.run_id}", f"tcp_port:{srv.port}",
+            f"process_id:{os.getpid()}", "process_supervised:no", f"run_id:{srv.run_id}",
+            f"tcp_port:{srv.port}",
             f"server_time_usec:{time.time_ns() // 1000}", f"uptime_in_seconds:{up}",
             f"uptime_in_days:{up // 86400}", f"hz:{ctx.config['hz']}",
             f"configured_hz:{ctx.config['hz']}", f"executable:{sys.executable}",
-            f"config_file:{ctx.config.file or ''}",
+            f"config_file:{ctx.config.file or ''}", "io_threads_active:0",
         ]
     if name == "clients":
         blocked, timed, keys, nokey = srv.blocked_stats()
@@ -62,9 +87,11 @@ def _section(ctx, name: str) -> list[str]:
                 f"total_blocking_keys:{keys}", f"total_blocking_keys_on_nokey:{nokey}"]
     if name == "memory":
         rss = _rss_bytes()
-        return [f"used_memory:{rss}", f"used_memory_human:{rss / 1048576:.2f}M",
-                f"used_memory_rss:{rss}", f"used_memory_peak:{rss}",
-                f"maxmemory:{ctx.config['maxmemory']}",
+        maxmemory = ctx.config["maxmemory"]
+        return [f"used_memory:{rss}", f"used_memory_human:{_human(rss)}",
+                f"used_memory_rss:{rss}", f"used_memory_rss_human:{_human(rss)}",
+                f"used_memory_peak:{rss}", f"used_memory_peak_human:{_human(rss)}",
+                f"maxmemory:{maxmemory}", f"maxmemory_human:{_human(maxmemory)}",
                 f"maxmemory_policy:{ctx.config['maxmemory-policy']}",
                 "mem_allocator:pymalloc"]
     if name == "persistence":
@@ -85,16 +112,22 @@ def _section(ctx, name: str) -> list[str]:
                 f"rejected_connections:{srv.stat_rejected_conn}",
                 f"expired_keys:{ks.expired_keys}", "evicted_keys:0",
                 "keyspace_hits:0", "keyspace_misses:0",
-                f"total_error_replies:{srv.stat_error_replies}",
                 "unexpected_error_replies:0",
+                f"total_error_replies:{srv.stat_error_replies}",
                 f"total_reads_processed:{reads}", f"total_writes_processed:{writes}"]
     if name == "replication":
-        return ["role:master", "connected_slaves:0", "master_repl_offset:0"]
+        return ["role:master", "connected_slaves:0", "master_failover_state:no-failover",
+                f"master_replid:{srv.run_id}", "master_replid2:" + "0" * 40,
+                "master_repl_offset:0", "second_repl_offset:-1", "repl_backlog_active:0",
+                f"repl_backlog_size:{ctx.config['repl-backlog-size']}",
+                "repl_backlog_first_byte_offset:0", "repl_backlog_histlen:0"]
     if name == "cpu":
         ru = resource.getrusage(resource.RUSAGE_SELF)
         return [f"used_cpu_sys:{ru.ru_stime:.6f}", f"used_cpu_user:{ru.ru_utime:.6f}"]
     if name == "modules" or name == "cluster":
         return ["cluster_enabled:0"] if name == "cluster" else []
+    if name == "latencystats":
+        return []  # no per-command latency histograms are kept
     if name == "commandstats":
         lines = []
         for cmd in every_command():
@@ -111,24 +144,24 @@ def _section(ctx, name: str) -> list[str]:
         for db in ks.dbs:
             if db.data:
                 lines.append(f"db{db.index}:keys={len(db.data)},expires={len(db.expires)},"
-                             f"avg_ttl=0,subexpiry=0")
+                             f"avg_ttl={_avg_ttl(db)},subexpiry=0")
         return lines
     return []
 
 
 def info_text(ctx, sections: list[str]) -> str:
-    want: list[str] = []
+    want: set[str] = set()
     for s in sections or ["default"]:
         s = s.lower()
         if s in ("all", "everything"):
-            want.extend(_ALL_SECTIONS)
+            want.update(_ALL_SECTIONS)
         elif s == "default":
-            want.extend(_DEFAULT_SECTIONS)
+            want.update(_DEFAULT_SECTIONS)
         else:
-            want.append(s)
+            want.add(s)
     out = []
-    for name in dict.fromkeys(want):
-        if name not in _ALL_SECTIONS:
+    for name in _ALL_SECTIONS:
+        if name not in want:
             continue
         out.append(f"# {'CPU' if name == 'cpu' else name.capitalize()}")
         out.extend(_section(ctx, name))
