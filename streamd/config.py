@@ -221,7 +221,8 @@ _p("replica-read-only", _YES, _yesno)
 _p("replica-serve-stale-data", _YES, _yesno)
 _p("replica-priority", 100, _int_range(0, INT_MAX))
 _p("replica-lazy-flush", _NO, _yesno)
-_p("repl-backlog-size", 1024 * 1024, _int_range(1, LLONG_MAX, memory=True, clamp=(16384, LLONG_MAX)))
+_p("repl-backlog-size", 1024 * 1024,
+   _int_range(1, LLONG_MAX, memory=True, clamp=(16384, LLONG_MAX)))
 _p("min-replicas-to-write", 0, _int_range(0, INT_MAX))
 _p("min-replicas-max-lag", 10, _int_range(0, INT_MAX))
 _p("lazyfree-lazy-eviction", _NO, _yesno)
@@ -447,9 +448,9 @@ def _rewrite_lines(name: str, value, param: Param) -> tuple[list[str], bool]:
         if param.sensitive and not value:
             return [], False  # an empty password leaves no line at all
         return [f"{name} {_repr(value)}"], force
-    if isinstance(value, int) and not isinstance(value, bool) and getattr(param.parse, "memory", False):
+    if getattr(param.parse, "memory", False) and value:
         for unit, size in (("gb", _GB), ("mb", _MB), ("kb", _KB)):
-            if value and value % size == 0:
+            if value % size == 0:
                 return [f"{name} {value // size}{unit}"], force
     return [f"{name} {_fmt(value)}"], force
 

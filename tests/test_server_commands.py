@@ -855,7 +855,8 @@ def test_config_set_values_parse_as_redis_does(r, restore_config, name, value, s
 
 @pytest.mark.parametrize("args, error", [
     # Every name is checked, in order, before any value is parsed.
-    (("hz", "x", "nosuch", "1"), "^Unknown option or number of arguments for CONFIG SET - 'nosuch'$"),
+    (("hz", "x", "nosuch", "1"),
+     "^Unknown option or number of arguments for CONFIG SET - 'nosuch'$"),
     (("hz", "x", "databases", "6"), _config_set_error("databases", "can't set immutable config")),
     (("hz", "x", "dir", "/"), _config_set_error("dir", "can't set protected config")),
     (("hz", "5", "HZ", "x"), _config_set_error("HZ", "duplicate parameter")),
