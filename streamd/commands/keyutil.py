@@ -197,7 +197,10 @@ def parse_cursor(arg: bytes) -> int:
     text = arg.decode("latin-1")
     if not text:
         return 0  # strtoul consumed nothing and stopped at the terminator
-    body = text.lstrip(" \t\n\r\f\v")
+    # strtoul would skip leading whitespace, but Redis refuses it before that (isspace).
+    if text[0] in " \t\n\r\f\v":
+        raise CommandError("ERR invalid cursor")
+    body = text
     neg = body[:1] == "-"
     if body[:1] in "+-":
         body = body[1:]
