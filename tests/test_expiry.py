@@ -229,6 +229,15 @@ def test_active_expiry_reclaims_untouched_keys(r):
     assert r.info("stats")["expired_keys"] - before == 200
 
 
+def test_config_resetstat_zeroes_expired_keys(r):
+    r.set("k", "v", px=1)
+    time.sleep(0.01)
+    assert r.get("k") is None
+    assert r.info("stats")["expired_keys"] >= 1
+    r.config_resetstat()
+    assert r.info("stats")["expired_keys"] == 0
+
+
 def test_active_expiry_in_another_db(r):
     r.execute_command("SELECT", 3)
     try:
