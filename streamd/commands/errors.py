@@ -244,3 +244,12 @@ CONFIG_IMMUTABLE = "can't set immutable config"
 CONFIG_PROTECTED = "can't set protected config"
 CONFIG_DUPLICATE = "duplicate parameter"
 CONFIG_REWRITE_FAILED = "ERR Rewriting config file: {}"
+
+# --- Hash field expiration (commands/hashes.py) -----------------------------------------
+HASH_FIELDS_MISSING = "ERR Mandatory argument FIELDS is missing or not at the right position"
+HASH_NUMFIELDS = "ERR Number of fields must be a positive integer"
+# HEXPIRE and its siblings word the same check their own way.
+HASH_NUMFIELDS_HEXPIRE = "ERR Parameter `numFields` should be greater than 0"
+HASH_NUMFIELDS_MISMATCH = "ERR The `numfields` parameter must match the number of arguments"
+HASH_EXPIRE_NEGATIVE = "ERR invalid expire time, must be >= 0"
+

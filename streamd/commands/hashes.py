@@ -1,8 +1,12 @@
 """Hash commands: HSET, HSETNX, HGET, HMGET, HMSET, HGETALL, HDEL, HEXISTS, HLEN, HKEYS,
-HVALS, HINCRBY, HINCRBYFLOAT, HSCAN, HSTRLEN, HRANDFIELD.
+HVALS, HINCRBY, HINCRBYFLOAT, HSCAN, HSTRLEN, HRANDFIELD; and field expiration: HEXPIRE,
+HPEXPIRE, HEXPIREAT, HPEXPIREAT, HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME, HPERSIST.
 
-A hash is a ``keyutil.Hash`` (a dict of bytes to bytes that remembers its encoding). An
-emptied hash is removed, as in Redis.
+A hash is a ``store.hashes.Hash`` (a dict of bytes to bytes that remembers its encoding
+and its fields' TTLs). Every command here first drops the fields whose TTL has passed
+(``_get``), so none sees or counts them; the cron drops the others. An emptied hash is
+removed, as in Redis. HSET gives a field a fresh life without TTL; HINCRBY and
+HINCRBYFLOAT keep it.
 """
 
 from __future__ import annotations
@@ -10,26 +14,34 @@ from __future__ import annotations
 import random
 
 from ..protocol.replies import OK, Map
+from ..store import hashes as H
 from . import errors as E
 from . import keyutil as K
 from .args import LLONG_MAX, LLONG_MIN, Args, parse_int
 from .errors import CommandError
 from .keys import parse_scan_options
 from .strings import LongDoubleInf, incr_by_float, parse_long_double
-from .table import Arg, block, command, integer, key, pattern, string, token
+from .table import Arg, block, command, integer, key, oneof, pattern, string, token
 
 _ONE_KEY = (1, 1, 1)
 NOT_INT = "ERR hash value is not an integer"
 NOT_FLOAT = "ERR hash value is not a float"
+# Redis HFE_MAX_ABS_TIME_MSEC: field expiry times are 48-bit, two bits kept back.
+HFE_MAX_MS = (1 << 46) - 1
 
 
-def _get(db, k: bytes):
-    return K.lookup(db, k, dict)
+def _get(ctx, k: bytes):
+    """The hash at ``k`` without its expired fields (``None`` if absent or emptied by
+    them); WRONGTYPE for another type."""
+    h = K.lookup(ctx.db, k, dict)
+    if h is not None and h.ttls and h.next_due < ctx.now_ms:
+        return ctx.db.expire_fields(k, h, ctx.now_ms)
+    return h
 
 
 def _get_or_create(ctx, k: bytes):
     """(hash, created): the hash at ``k``, or a new empty one not yet in the keyspace."""
-    h = _get(ctx.db, k)
+    h = _get(ctx, k)
     if h is None:
         return K.Hash(), True
     return h, False
@@ -52,9 +64,12 @@ def _hset(ctx, argv, name: str) -> int:
     k = argv[1]
     h, created = _get_or_create(ctx, k)
     added = 0
+    ttls = h.ttls
     for i in range(2, len(argv), 2):
         if argv[i] not in h:
             added += 1
+        elif ttls and argv[i] in ttls:
+            h.clear_ttl(argv[i])  # a value set anew has no TTL
         h[argv[i]] = argv[i + 1]
     # Redis counts every pair given, new or not, as a change.
     _commit(ctx, k, h, created, *argv[2:], changes=(len(argv) - 2) // 2)
@@ -109,12 +124,12 @@ def hdel(ctx, argv):
     """HDEL key field [field ...]"""
     db = ctx.db
     k = argv[1]
-    h = _get(db, k)
+    h = _get(ctx, k)
     if h is None:
         return 0
     removed = 0
     for field in argv[2:]:
-        if h.pop(field, None) is not None:
+        if h.remove(field):
             removed += 1
             if not h:
                 break
@@ -176,8 +191,14 @@ def hincrbyfloat(ctx, argv):
          pure=True)
 def hget(ctx, argv):
     """HGET key field"""
-    h = _get(ctx.db, argv[1])
-    return None if h is None else h.get(argv[2])
+    h = K.lookup(ctx.db, argv[1], dict)  # _get inlined: HGET is the hot read
+    if h is None:
+        return None
+    if h.ttls and h.next_due < ctx.now_ms:
+        h = ctx.db.expire_fields(argv[1], h, ctx.now_ms)
+        if h is None:
+            return None
+    return h.get(argv[2])
 
 
 @command("hmget", -3, "readonly fast", _ONE_KEY,
@@ -188,7 +209,7 @@ def hget(ctx, argv):
          pure=True)
 def hmget(ctx, argv):
     """HMGET key field [field ...]"""
-    h = _get(ctx.db, argv[1]) or {}
+    h = _get(ctx, argv[1]) or {}
     return [h.get(f) for f in argv[2:]]
 
 
@@ -200,7 +221,7 @@ def hmget(ctx, argv):
          pure=True)
 def hgetall(ctx, argv):
     """HGETALL key"""
-    h = _get(ctx.db, argv[1])
+    h = _get(ctx, argv[1])
     return Map(list(h.items()) if h else [])
 
 
@@ -212,7 +233,7 @@ def hgetall(ctx, argv):
          pure=True)
 def hkeys(ctx, argv):
     """HKEYS key"""
-    h = _get(ctx.db, argv[1])
+    h = _get(ctx, argv[1])
     return list(h) if h else []
 
 
@@ -224,7 +245,7 @@ def hkeys(ctx, argv):
          pure=True)
 def hvals(ctx, argv):
     """HVALS key"""
-    h = _get(ctx.db, argv[1])
+    h = _get(ctx, argv[1])
     return list(h.values()) if h else []
 
 
@@ -234,7 +255,7 @@ def hvals(ctx, argv):
          pure=True)
 def hlen(ctx, argv):
     """HLEN key"""
-    h = _get(ctx.db, argv[1])
+    h = _get(ctx, argv[1])
     return len(h) if h else 0
 
 
@@ -245,7 +266,7 @@ def hlen(ctx, argv):
          pure=True)
 def hexists(ctx, argv):
     """HEXISTS key field"""
-    h = _get(ctx.db, argv[1])
+    h = _get(ctx, argv[1])
     return 1 if h and argv[2] in h else 0
 
 
@@ -256,7 +277,7 @@ def hexists(ctx, argv):
          pure=True)
 def hstrlen(ctx, argv):
     """HSTRLEN key field"""
-    h = _get(ctx.db, argv[1])
+    h = _get(ctx, argv[1])
     value = h.get(argv[2]) if h else None
     return 0 if value is None else len(value)
 
@@ -275,7 +296,7 @@ _LONG_MAX = LLONG_MAX
 def hrandfield(ctx, argv):
     """HRANDFIELD key [count [WITHVALUES]]"""
     if len(argv) == 2:
-        h = _get(ctx.db, argv[1])
+        h = _get(ctx, argv[1])
         return random.choice(list(h)) if h else None
     count = parse_int(argv[2])
     if not -_LONG_MAX <= count <= _LONG_MAX:
@@ -288,7 +309,7 @@ def hrandfield(ctx, argv):
         withvalues = True
         if not -(_LONG_MAX // 2) <= count <= _LONG_MAX // 2:
             raise CommandError("ERR value is out of range")
-    h = _get(ctx.db, argv[1])
+    h = _get(ctx, argv[1])
     if not h or count == 0:
         return []
     fields = list(h)
@@ -323,7 +344,7 @@ def hrandfield(ctx, argv):
 def hscan(ctx, argv):
     """HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]"""
     cursor = K.parse_cursor(argv[2])
-    h = _get(ctx.db, argv[1])
+    h = _get(ctx, argv[1])
     if h is None:
         return [b"0", []]
     count, pat, _, novalues = parse_scan_options(Args(argv, 3), allow_type=False)
@@ -341,3 +362,167 @@ def hscan(ctx, argv):
         if not novalues:
             out.append(value)
     return [str(nxt).encode(), out]
+
+
+# --- field expiration ----------------------------------------------------------------------
+
+_FIELDS_BLOCK = block("fields", integer("numfields"), string("field", multiple=True),
+                      token="FIELDS")
+
+
+def _fields(argv, at: int, count_error: str, name: str) -> list[bytes]:
+    """The fields of ``FIELDS numfields field ...`` whose FIELDS token should be at
+    ``at``, checked in Redis's order."""
+    if argv[at].upper() != b"FIELDS":
+        raise CommandError(E.HASH_FIELDS_MISSING)
+    if at + 1 >= len(argv):
+        raise CommandError(E.wrong_arity(name))
+    count = parse_int(argv[at + 1], count_error)
+    if count < 1:
+        raise CommandError(count_error)
+    if count != len(argv) - at - 2:
+        raise CommandError(E.HASH_NUMFIELDS_MISMATCH)
+    return argv[at + 2:]
+
+
+def _expire_at(arg: bytes, unit_ms: int, base_ms: int, name: str) -> int:
+    """An expiry argument as unix ms: ``arg`` units of ``unit_ms`` after ``base_ms``
+    (0 for absolute times), within Redis's field-expiry range."""
+    value = parse_int(arg)
+    if value < 0:
+        raise CommandError(E.HASH_EXPIRE_NEGATIVE)
+    if unit_ms != 1:
+        if value > HFE_MAX_MS // unit_ms:
+            raise CommandError(E.INVALID_EXPIRE.format(name))
+        value *= unit_ms
+    if value > HFE_MAX_MS - base_ms:
+        raise CommandError(E.INVALID_EXPIRE.format(name))
+    return value + base_ms
+
+
+def _after_ttl_change(ctx, k: bytes, h, changes: int, tracked: bool) -> None:
+    """Account for a command that changed ``changes`` fields' TTLs (or deleted them):
+    an emptied hash goes, a hash with new TTLs joins the expiry index."""
+    db = ctx.db
+    if not h:
+        db.delete(k, changes=changes)
+    elif changes:
+        db.modified(k, changes)
+        if tracked:
+            db.track_field_ttls(k, h)
+
+
+_CONDITIONS = {b"NX": "nx", b"XX": "xx", b"GT": "gt", b"LT": "lt"}
+
+
+def _hexpire(ctx, argv, name: str, unit_ms: int, relative: bool):
+    k = argv[1]
+    now = ctx.now_ms
+    h = _get(ctx, k)
+    when = _expire_at(argv[2], unit_ms, now if relative else 0, name)
+    cond = _CONDITIONS.get(argv[3].upper(), "")
+    fields = _fields(argv, 4 if cond else 3, E.HASH_NUMFIELDS_HEXPIRE, name)
+    if h is None:
+        return [H.NO_FIELD] * len(fields)
+    h.enable_field_ttls()
+    codes = [h.expire_field(f, when, cond, now) for f in fields]
+    deleted = codes.count(H.DELETED)
+    ctx.keyspace.expired_subkeys += deleted
+    _after_ttl_change(ctx, k, h, deleted + codes.count(H.SET), tracked=True)
+    return codes
+
+
+def _hexpire_row(name: str, unit_ms: int, relative: bool, summary: str, time_arg):
+    @command(name, -6, "write denyoom fast", _ONE_KEY,
+             key_flags="RW update", group="hash", since="7.4.0", summary=summary,
+             complexity="O(N) where N is the number of specified fields",
+             args=(key(), time_arg,
+                   oneof("condition", token("NX"), token("XX"), token("GT"), token("LT"),
+                         optional=True),
+                   _FIELDS_BLOCK))
+    def handler(ctx, argv):
+        return _hexpire(ctx, argv, name, unit_ms, relative)
+
+    handler.__doc__ = (f"{name.upper()} key {time_arg.name} [NX | XX | GT | LT] "
+                       "FIELDS numfields field [field ...]")
+    handler.__name__ = name
+    return handler
+
+
+hexpire = _hexpire_row(
+    "hexpire", 1000, True, "Set expiry for hash field using relative time to expire (seconds)",
+    integer("seconds"))
+hpexpire = _hexpire_row(
+    "hpexpire", 1, True,
+    "Set expiry for hash field using relative time to expire (milliseconds)",
+    integer("milliseconds"))
+hexpireat = _hexpire_row(
+    "hexpireat", 1000, False,
+    "Set expiry for hash field using an absolute Unix timestamp (seconds)",
+    Arg("unix-time-seconds", "unix-time"))
+hpexpireat = _hexpire_row(
+    "hpexpireat", 1, False,
+    "Set expiry for hash field using an absolute Unix timestamp (milliseconds)",
+    Arg("unix-time-milliseconds", "unix-time"))
+
+
+def _httl(ctx, argv, name: str, unit_ms: int, relative: bool):
+    h = _get(ctx, argv[1])
+    fields = _fields(argv, 2, E.HASH_NUMFIELDS, name)
+    if h is None:
+        return [-2] * len(fields)
+    base = ctx.now_ms if relative else 0
+    out = []
+    for f in fields:
+        if f not in h:
+            out.append(-2)
+            continue
+        when = h.ttl_of(f)
+        if when is None:
+            out.append(-1)
+        elif unit_ms == 1:
+            out.append(when - base)
+        else:
+            out.append((when + unit_ms - 1 - base) // unit_ms)  # Redis rounds seconds up
+    return out
+
+
+def _httl_row(name: str, unit_ms: int, relative: bool, summary: str):
+    @command(name, -5, "readonly fast", _ONE_KEY,
+             key_flags="RO access", group="hash", since="7.4.0", summary=summary,
+             complexity="O(N) where N is the number of specified fields",
+             args=(key(), _FIELDS_BLOCK))
+    def handler(ctx, argv):
+        return _httl(ctx, argv, name, unit_ms, relative)
+
+    handler.__doc__ = f"{name.upper()} key FIELDS numfields field [field ...]"
+    handler.__name__ = name
+    return handler
+
+
+httl = _httl_row("httl", 1000, True, "Returns the TTL in seconds of a hash field.")
+hpttl = _httl_row("hpttl", 1, True, "Returns the TTL in milliseconds of a hash field.")
+hexpiretime = _httl_row(
+    "hexpiretime", 1000, False,
+    "Returns the expiration time of a hash field as a Unix timestamp, in seconds.")
+hpexpiretime = _httl_row(
+    "hpexpiretime", 1, False,
+    "Returns the expiration time of a hash field as a Unix timestamp, in msec.")
+
+
+@command("hpersist", -5, "write fast", _ONE_KEY,
+         key_flags="RW update", group="hash", since="7.4.0",
+         summary="Removes the expiration time for each specified field",
+         complexity="O(N) where N is the number of specified fields",
+         args=(key(), _FIELDS_BLOCK))
+def hpersist(ctx, argv):
+    """HPERSIST key FIELDS numfields field [field ...]"""
+    k = argv[1]
+    h = _get(ctx, k)
+    fields = _fields(argv, 2, E.HASH_NUMFIELDS, "hpersist")
+    if h is None:
+        return [-2] * len(fields)
+    out = [(1 if h.clear_ttl(f) else -1) if f in h else -2 for f in fields]
+    if 1 in out:
+        ctx.db.modified(k)  # Redis counts one change however many fields it persisted
+    return out

@@ -28,6 +28,8 @@ def _place(db, dst: bytes, value, when_ms) -> None:
     db.add(dst, value)
     if when_ms is not None:
         db.set_expire(dst, when_ms, changes=0)
+    if isinstance(value, K.Hash) and value.ttls:
+        db.track_field_ttls(dst, value, moved=True)  # field TTLs travel with the hash
     if K.is_stream(value):
         db.signal_ready(dst)  # XREAD waiters on ``dst`` see the arrived entries
 

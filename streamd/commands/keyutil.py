@@ -2,8 +2,8 @@
 OBJECT ENCODING bookkeeping, value copies and the stable SCAN cursor.
 
 Strings are ``bytes`` and hashes ``dict`` in the keyspace. Redis's OBJECT ENCODING depends
-on how a value was built, not only on its content, so two ``bytes`` subclasses and one
-``dict`` subclass carry that history without changing what other code sees
+on how a value was built, not only on its content, so ``bytes`` subclasses and the ``dict``
+subclass ``store.hashes.Hash`` carry that history without changing what other code sees
 (``isinstance(v, bytes)`` / ``isinstance(v, dict)`` stay true).
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from ..store.hashes import Hash
 from . import errors as E
 from .args import parse_int
 from .errors import CommandError
@@ -36,22 +37,6 @@ class OwnStr(bytes):
     """An int-encoded string with its own object (a COPY duplicate): never the shared one."""
 
     __slots__ = ()
-
-
-class Hash(dict):
-    """A hash; ``hashtable`` is set once it outgrew listpack (Redis never converts back)."""
-
-    __slots__ = ("hashtable",)
-
-    def __init__(self, *args, **kw):
-        super().__init__(*args, **kw)
-        self.hashtable = False
-
-    def copy(self):
-        # dict.copy() would drop the subclass and with it the encoding.
-        new = Hash(self)
-        new.hashtable = self.hashtable
-        return new
 
 
 def type_name(value) -> str:
@@ -121,6 +106,8 @@ def encoding(value, config) -> str:
     if isinstance(value, dict):
         if getattr(value, "hashtable", False):
             return "hashtable"
+        if getattr(value, "listpackex", False):
+            return "listpackex"
         # A plain dict placed by someone else: judge by content as Redis would on load.
         limit = config["hash-max-listpack-value"]
         if len(value) > config["hash-max-listpack-entries"] or any(

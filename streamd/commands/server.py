@@ -110,7 +110,8 @@ def _section(ctx, name: str) -> list[str]:
                 f"instantaneous_input_kbps:{kbps_in:.2f}",
                 f"instantaneous_output_kbps:{kbps_out:.2f}",
                 f"rejected_connections:{srv.stat_rejected_conn}",
-                f"expired_keys:{ks.expired_keys}", "evicted_keys:0",
+                f"expired_keys:{ks.expired_keys}",
+                f"expired_subkeys:{ks.expired_subkeys}", "evicted_keys:0",
                 "keyspace_hits:0", "keyspace_misses:0",
                 "unexpected_error_replies:0",
                 f"total_error_replies:{srv.stat_error_replies}",
@@ -144,7 +145,7 @@ def _section(ctx, name: str) -> list[str]:
         for db in ks.dbs:
             if db.data:
                 lines.append(f"db{db.index}:keys={len(db.data)},expires={len(db.expires)},"
-                             f"avg_ttl={_avg_ttl(db)},subexpiry=0")
+                             f"avg_ttl={_avg_ttl(db)},subexpiry={db.subexpiry()}")
         return lines
     return []
 

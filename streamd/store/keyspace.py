@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import time
 
+from .hashes import FieldExpiryIndex, Hash
 from .stream import Stream
 
 
@@ -22,7 +23,7 @@ def now_ms() -> int:
 
 class Database:
     __slots__ = ("index", "data", "expires", "watched", "blocking", "keyspace", "_pool",
-                 "_pool_built")
+                 "_pool_built", "hexpires")
 
     def __init__(self, index: int, keyspace: "Keyspace"):
         self.index = index
@@ -33,6 +34,7 @@ class Database:
         self.keyspace = keyspace
         self._pool: list | None = None  # TTL keys to sample for active expiry
         self._pool_built = 0
+        self.hexpires = FieldExpiryIndex()  # hashes with field TTLs, by the earliest one
 
     # --- lookup --------------------------------------------------------------------------
     def get(self, key: bytes):
@@ -131,6 +133,7 @@ class Database:
         self.data = {}
         self.expires = {}
         self._pool = None
+        self.hexpires.clear()
         for k in keys:
             self._touch_watchers(k)
             if k in self.blocking:
@@ -162,6 +165,61 @@ class Database:
         self.modified(key, 0)  # Redis counts an expiry in expired_keys, not as a change
         if key in self.blocking:
             self.keyspace.ready.append((self, key, True))
+
+    # --- hash field expiry ---------------------------------------------------------------
+    # Fields go lazily when a hash command finds them due, and actively from the cron
+    # through ``hexpires``. A field expiry is neither a change nor an expired key (Redis
+    # counts it in expired_subkeys); a hash left empty is deleted.
+    def track_field_ttls(self, key: bytes, h: Hash, moved: bool = False) -> None:
+        """After ``h`` (at ``key``) got a field TTL, or arrived at ``key`` carrying some."""
+        if moved:
+            if h.ttls:
+                self.hexpires.push(key, h, h.next_due)
+        else:
+            self.hexpires.track(key, h)
+
+    def expire_fields(self, key: bytes, h: Hash, now: int):
+        """Lazy expiry before a command uses the hash at ``key``: the hash without its due
+        fields, or ``None`` if none is left (the key is then deleted). While expiry is
+        paused nothing is deleted and a live copy is returned: only reads run then (a
+        pause holds back every write), and they must not see the expired fields."""
+        if self.keyspace.expiry_paused:
+            live = h.live_copy(now)
+            return live if live else None
+        gone = h.expire_due(now)
+        if not gone:
+            return h
+        self.keyspace.expired_subkeys += len(gone)
+        if not h:
+            self.delete(key, changes=0)
+            return None
+        self.modified(key, 0)
+        return h
+
+    def active_expire_fields(self, t: int, deadline: float | None = None) -> int:
+        """Expire the due fields of the hashes whose earliest TTL has passed."""
+        removed = 0
+        data = self.data
+        index = self.hexpires
+        for key, h in index.due(t):
+            if data.get(key) is not h:
+                continue  # moved, deleted or replaced since it was queued
+            gone = h.expire_due(t)
+            removed += len(gone)
+            self.keyspace.expired_subkeys += len(gone)
+            if not h:
+                self.delete(key)  # Redis counts the deletion of the emptied hash
+            elif h.ttls:
+                index.push(key, h, h.next_due)
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        return removed
+
+    def subexpiry(self) -> int:
+        """How many hashes have fields with a TTL (INFO keyspace's ``subexpiry``)."""
+        if not self.hexpires:
+            return 0
+        return sum(1 for _ in self.hexpires.hashes(self.data))
 
     # --- active expiry -------------------------------------------------------------------
     # Sampling needs random access, which a dict lacks: draws come from a list of the TTL
@@ -209,6 +267,7 @@ class Keyspace:
     def __init__(self, databases: int = 16):
         self.dirty = 0  # writes since the last save (INFO rdb_changes_since_last_save)
         self.expired_keys = 0
+        self.expired_subkeys = 0  # hash fields expired (INFO expired_subkeys)
         # (db, key, deleted) triples signalled during the current command; drained by server
         self.ready: list = []
         self.idmp = None  # IdmpRegistry set by the server: streams holding IDMP records
@@ -231,12 +290,15 @@ class Keyspace:
         first = self._expire_next
         for i in range(n):
             db = self.dbs[(first + i) % n]
+            due = db.hexpires.heap
+            if due and due[0][0] < t:
+                db.active_expire_fields(t, deadline=deadline)  # fields, not keys: uncounted
             if db.expires:
                 removed += db.active_expire(t, deadline=deadline)
-                if time.perf_counter() >= deadline:
-                    # Out of time: the next cycle starts after this db, so none starves.
-                    self._expire_next = (first + i + 1) % n
-                    break
+            if (db.expires or due) and time.perf_counter() >= deadline:
+                # Out of time: the next cycle starts after this db, so none starves.
+                self._expire_next = (first + i + 1) % n
+                break
         return removed
 
     def swap(self, a: int, b: int) -> None:
@@ -244,6 +306,7 @@ class Keyspace:
         before_a, before_b = da.data, db_.data
         da.data, db_.data = db_.data, da.data
         da.expires, db_.expires = db_.expires, da.expires
+        da.hexpires, db_.hexpires = db_.hexpires, da.hexpires
         da._pool = db_._pool = None
         for d in (da, db_):
             # A watched key changed if it existed on either side: it got another value or
