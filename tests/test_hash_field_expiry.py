@@ -1,6 +1,6 @@
-"""Hash field expiration (Redis 7.4): HEXPIRE and its siblings, HTTL and its siblings,
-HPERSIST; lazy and active expiry of fields; field TTLs carried by RENAME, MOVE, COPY and
-SWAPDB; INFO's subexpiry and expired_subkeys.
+"""Hash field expiration (Redis 7.4 and 8.0): HEXPIRE and its siblings, HTTL and its
+siblings, HPERSIST, HGETDEL, HGETEX, HSETEX; lazy and active expiry of fields; field TTLs
+carried by RENAME, MOVE, COPY and SWAPDB; INFO's subexpiry and expired_subkeys.
 
 Redis 7.0 has none of it, so these tests carry ``min_redis`` and follow redis.io and
 Redis's own behaviour as its source and test suite describe it.
@@ -162,6 +162,24 @@ def test_hexpire_time_limit(r):
         "invalid expire time in 'hpexpire' command"
 
 
+@pytest.mark.min_redis("8.0")
+def test_wrongtype_comes_first_then_the_arguments(r):
+    r.set("s", "v")
+    for args in (["HEXPIRE", "s", -1, "FIELDS", 1, "f"], ["HTTL", "s", "FIELDS", 0, "f"],
+                 ["HPERSIST", "s", "NOFIELDS", 1, "f"], ["HGETDEL", "s", "FIELDS", 2, "f"],
+                 ["HGETEX", "s", "EX", "x", "FIELDS", 1, "f"]):
+        assert err(r, *args) == WRONGTYPE
+    # HSETEX reads its options before it looks at the key.
+    assert err(r, "HSETEX", "s", "EX", "x", "FIELDS", 1, "f", "v") == \
+        "value is not an integer or out of range"
+    assert err(r, "HSETEX", "s", "FIELDS", 1, "f", "v") == WRONGTYPE
+    # A missing key is no excuse for bad arguments.
+    assert err(r, "HEXPIRE", "nokey", -1, "FIELDS", 1, "f") == \
+        "invalid expire time, must be >= 0"
+    assert err(r, "HTTL", "nokey", "FIELDS", 2, "f") == \
+        "The `numfields` parameter must match the number of arguments"
+
+
 # --- HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME -----------------------------------------------
 
 def test_httl_family(r):
@@ -179,7 +197,8 @@ def test_httl_family(r):
     assert 99_000 < ms <= 100_500
 
 
-@pytest.mark.parametrize("name", ["HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME", "HPERSIST"])
+@pytest.mark.parametrize("name", ["HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME", "HPERSIST",
+                                  pytest.param("HGETDEL", marks=pytest.mark.min_redis("8.0"))])
 def test_fields_argument_errors(r, name):
     r.hset("h", "f", "v")
     assert err(r, name, "h", "FIELDS", 0, "f") == \
@@ -237,6 +256,19 @@ def test_a_key_ttl_and_field_ttls_are_separate(r):
     assert 990 < r.ttl("h") <= 1000
     r.persist("h")
     assert cmd(r, "HTTL", "h", "FIELDS", 1, "a")[0] > 1000
+
+
+@pytest.mark.min_redis("8.0")
+def test_deleted_and_recreated_field_has_no_ttl(r):
+    r.hset("h", mapping={"a": 1, "b": 2})
+    cmd(r, "HEXPIRE", "h", FAR_S, "FIELDS", 1, "a")
+    r.hdel("h", "a")
+    r.hsetnx("h", "a", "new")
+    assert cmd(r, "HTTL", "h", "FIELDS", 1, "a") == [-1]
+    cmd(r, "HEXPIRE", "h", FAR_S, "FIELDS", 1, "a")
+    cmd(r, "HGETDEL", "h", "FIELDS", 1, "a")
+    r.hincrby("h", "a", 5)
+    assert cmd(r, "HTTL", "h", "FIELDS", 1, "a") == [-1]
 
 
 # --- expiry: lazy and active -------------------------------------------------------------
@@ -331,6 +363,17 @@ def test_expired_subkeys_counts_every_way_a_field_expires(r):
     assert expired_subkeys(r) == 3
     r.config_resetstat()
     assert expired_subkeys(r) == 0
+
+
+@pytest.mark.min_redis("8.0")
+def test_expired_subkeys_counts_hgetex_and_hsetex_past_times(r):
+    r.config_resetstat()
+    r.hset("h", mapping={"a": 1, "b": 2, "c": 3})
+    cmd(r, "HGETEX", "h", "PXAT", 1, "FIELDS", 1, "a")
+    cmd(r, "HSETEX", "h", "PX", 0, "FIELDS", 2, "b", "x", "new", "y")
+    assert expired_subkeys(r) == 3
+    cmd(r, "HGETDEL", "h", "FIELDS", 1, "c")  # a deletion is not an expiry
+    assert expired_subkeys(r) == 3 and r.exists("h") == 0
 
 
 def test_field_expiry_is_not_a_change(r):
@@ -465,6 +508,17 @@ def test_listpackex_is_one_way_and_still_becomes_a_hashtable(r):
     assert r.object("encoding", "g") == b"hashtable"
 
 
+@pytest.mark.min_redis("8.0")
+def test_reads_do_not_change_the_encoding(r):
+    r.hset("h", mapping={"a": 1})
+    cmd(r, "HTTL", "h", "FIELDS", 1, "a")
+    cmd(r, "HGETEX", "h", "FIELDS", 1, "a")
+    cmd(r, "HGETDEL", "h", "FIELDS", 1, "zz")
+    assert r.object("encoding", "h") == b"listpack"
+    cmd(r, "HGETEX", "h", "PERSIST", "FIELDS", 1, "a")
+    assert r.object("encoding", "h") == b"listpackex"
+
+
 def test_hashtable_keeps_field_ttls(r):
     r.hset("h", mapping={f"f{i}": i for i in range(200)})
     assert r.object("encoding", "h") == b"hashtable"
@@ -472,6 +526,201 @@ def test_hashtable_keeps_field_ttls(r):
     assert r.object("encoding", "h") == b"hashtable"
     assert wait_for(lambda: r.hlen("h") == 198)
 
+
+# --- HGETDEL ------------------------------------------------------------------------------
+
+@pytest.mark.min_redis("8.0")
+def test_hgetdel(r):
+    assert cmd(r, "HGETDEL", "nokey", "FIELDS", 2, "a", "b") == [None, None]
+    r.hset("h", mapping={"a": 1, "b": 2, "c": 3})
+    assert cmd(r, "HGETDEL", "h", "FIELDS", 3, "a", "zz", "a") == [b"1", None, None]
+    assert r.hgetall("h") == {b"b": b"2", b"c": b"3"}
+    assert cmd(r, "HGETDEL", "h", "fields", 2, "c", "b") == [b"3", b"2"]
+    assert r.exists("h") == 0
+
+
+@pytest.mark.min_redis("8.0")
+def test_hgetdel_skips_expired_fields(r):
+    r.hset("h", mapping={"a": 1, "b": 2, "c": 3})
+    cmd(r, "HPEXPIRE", "h", 20, "FIELDS", 1, "b")
+    time.sleep(0.05)
+    assert cmd(r, "HGETDEL", "h", "FIELDS", 2, "b", "c") == [None, b"3"]
+    assert r.hgetall("h") == {b"a": b"1"}
+
+
+# --- HGETEX -------------------------------------------------------------------------------
+
+@pytest.mark.min_redis("8.0")
+def test_hgetex_without_option_is_hmget(r):
+    assert cmd(r, "HGETEX", "nokey", "FIELDS", 2, "a", "b") == [None, None]
+    r.hset("h", mapping={"a": 1, "b": 2})
+    cmd(r, "HEXPIRE", "h", FAR_S, "FIELDS", 1, "a")
+    assert cmd(r, "HGETEX", "h", "FIELDS", 3, "a", "zz", "b") == [b"1", None, b"2"]
+    assert cmd(r, "HTTL", "h", "FIELDS", 1, "a")[0] > 1000
+
+
+@pytest.mark.min_redis("8.0")
+@pytest.mark.parametrize("option, unit, absolute", [
+    ("EX", 1000, False), ("PX", 1, False), ("EXAT", 1000, True), ("PXAT", 1, True),
+])
+def test_hgetex_sets_the_ttl(r, option, unit, absolute):
+    r.hset("h", mapping={"a": 1, "b": 2})
+    before = now_ms()
+    arg = (before + 5_000_000) // unit if absolute else 5_000_000 // unit
+    assert cmd(r, "HGETEX", "h", option, arg, "FIELDS", 2, "a", "zz") == [b"1", None]
+    when = _ttl_ms(r, "h", "a")
+    if absolute:
+        assert when == arg * unit
+    else:
+        assert before + 5_000_000 <= when <= now_ms() + 5_000_000
+    assert _ttl_ms(r, "h", "b") == -1
+    assert r.hlen("h") == 2
+
+
+@pytest.mark.min_redis("8.0")
+def test_hgetex_persist_and_past_times(r):
+    r.hset("h", mapping={"a": 1, "b": 2, "c": 3})
+    cmd(r, "HEXPIRE", "h", FAR_S, "FIELDS", 2, "a", "b")
+    assert cmd(r, "HGETEX", "h", "PERSIST", "FIELDS", 2, "a", "c") == [b"1", b"3"]
+    assert cmd(r, "HTTL", "h", "FIELDS", 3, "a", "b", "c")[::2] == [-1, -1]
+    # A time not in the future: the values come back, then the fields are gone.
+    assert cmd(r, "HGETEX", "h", "PX", 0, "FIELDS", 1, "a") == [b"1"]
+    assert cmd(r, "HGETEX", "h", "PXAT", 1, "FIELDS", 3, "b", "c", "b") == [b"2", b"3", None]
+    assert r.exists("h") == 0
+
+
+@pytest.mark.min_redis("8.0")
+@pytest.mark.parametrize("args, text", [
+    (["HGETEX", "h", "XFIELDX", 1, "a"],
+     "Mandatory argument FIELDS is missing or not at the right position"),
+    (["HGETEX", "h", "PXAT", 1, 1],
+     "Mandatory argument FIELDS is missing or not at the right position"),
+    (["HGETEX", "h", "PERSIST", 1, "FIELDS", 1, "a"],
+     "Mandatory argument FIELDS is missing or not at the right position"),
+    (["HGETEX", "h", "FIELDS", 2, "a"],
+     "The `numfields` parameter must match the number of arguments"),
+    (["HGETEX", "h", "FIELDS", 0, "a"], "Number of fields must be a positive integer"),
+    (["HGETEX", "h", "FIELDS", -1, "a"], "Number of fields must be a positive integer"),
+    (["HGETEX", "h", "EX", "bla", "FIELDS", 1, "a"], "value is not an integer or out of range"),
+    (["HGETEX", "h", "EXAT", "9223372036854775808", "FIELDS", 1, "a"],
+     "value is not an integer or out of range"),
+    (["HGETEX", "h", "PX", -1, "FIELDS", 1, "a"], "invalid expire time, must be >= 0"),
+    (["HGETEX", "h", "EX", -1, "FIELDS", 1, "a"], "invalid expire time, must be >= 0"),
+    (["HGETEX", "h", "EX", 1 << 48, "FIELDS", 1, "a"],
+     "invalid expire time in 'hgetex' command"),
+    (["HGETEX", "h", "PXAT", HFE_MAX_MS + 1, "FIELDS", 1, "a"],
+     "invalid expire time in 'hgetex' command"),
+    (["HGETEX", "h", "EX", 10, "FIELDS"], "wrong number of arguments for 'hgetex' command"),
+    (["HGETEX", "h", "FIELDS", 1], "wrong number of arguments for 'hgetex' command"),
+])
+def test_hgetex_errors(r, args, text):
+    r.hset("h", "a", "1")
+    assert err(r, *args) == text
+    assert r.object("encoding", "h") == b"listpack"
+
+
+# --- HSETEX -------------------------------------------------------------------------------
+
+@pytest.mark.min_redis("8.0")
+def test_hsetex_sets_values_and_ttls(r):
+    assert cmd(r, "HSETEX", "h", "FIELDS", 2, "a", "1", "b", "2") == 1
+    assert r.hgetall("h") == {b"a": b"1", b"b": b"2"}
+    assert cmd(r, "HSETEX", "h", "EX", FAR_S, "FIELDS", 2, "a", "x", "c", "3") == 1
+    assert r.hgetall("h") == {b"a": b"x", b"b": b"2", b"c": b"3"}
+    assert [t > 0 for t in cmd(r, "HTTL", "h", "FIELDS", 3, "a", "b", "c")] == \
+        [True, False, True]
+    assert cmd(r, "HSETEX", "h", "KEEPTTL", "FIELDS", 2, "a", "y", "b", "y") == 1
+    assert cmd(r, "HTTL", "h", "FIELDS", 2, "a", "b")[1] == -1
+    assert cmd(r, "HTTL", "h", "FIELDS", 1, "a")[0] > 0
+    assert cmd(r, "HSETEX", "h", "FIELDS", 1, "a", "z") == 1  # no option: TTL dropped
+    assert cmd(r, "HTTL", "h", "FIELDS", 1, "a") == [-1]
+    when = now_ms() + 9_000_000
+    assert cmd(r, "HSETEX", "h", "PXAT", when, "FIELDS", 1, "b", "w") == 1
+    assert _ttl_ms(r, "h", "b") == when
+
+
+@pytest.mark.min_redis("8.0")
+def test_hsetex_fnx_fxx(r):
+    assert cmd(r, "HSETEX", "h", "FXX", "FIELDS", 1, "a", "1") == 0
+    assert r.exists("h") == 0
+    assert cmd(r, "HSETEX", "h", "FNX", "FIELDS", 2, "a", "1", "b", "2") == 1
+    assert cmd(r, "HSETEX", "h", "FNX", "EX", 100, "FIELDS", 2, "c", "3", "a", "x") == 0
+    assert cmd(r, "HSETEX", "h", "FXX", "FIELDS", 2, "a", "x", "c", "3") == 0
+    assert r.hgetall("h") == {b"a": b"1", b"b": b"2"}
+    assert cmd(r, "HSETEX", "h", "FXX", "PX", 100_000, "FIELDS", 2, "a", "x", "b", "y") == 1
+    assert r.hgetall("h") == {b"a": b"x", b"b": b"y"}
+    assert cmd(r, "HTTL", "h", "FIELDS", 1, "b")[0] > 0
+
+
+@pytest.mark.min_redis("8.0")
+def test_hsetex_conditions_ignore_expired_fields(r):
+    r.hset("h", mapping={"a": 1, "b": 2})
+    cmd(r, "HPEXPIRE", "h", 20, "FIELDS", 1, "a")
+    time.sleep(0.05)
+    assert cmd(r, "HSETEX", "h", "FXX", "FIELDS", 1, "a", "x") == 0
+    assert cmd(r, "HSETEX", "h", "FNX", "FIELDS", 1, "a", "x") == 1
+
+
+@pytest.mark.min_redis("8.0")
+def test_hsetex_with_a_past_time(r):
+    assert cmd(r, "HSETEX", "h", "PXAT", 1, "FIELDS", 1, "a", "1") == 1
+    assert r.exists("h") == 0
+    r.hset("h", mapping={"a": 1, "b": 2})
+    assert cmd(r, "HSETEX", "h", "EXAT", 1, "FIELDS", 1, "a", "x") == 1
+    assert r.hgetall("h") == {b"b": b"2"}
+    assert cmd(r, "HSETEX", "h", "PX", 0, "FIELDS", 1, "b", "x") == 1
+    assert r.exists("h") == 0
+
+
+@pytest.mark.min_redis("8.0")
+@pytest.mark.parametrize("args, text", [
+    (["FIELDS", 2, "a", "b"], "wrong number of arguments for 'hsetex' command"),
+    (["FIELDS", 2, "a", "b", "c", "d", "e"], "wrong number of arguments for 'hsetex' command"),
+    (["FIELDS", 1, "a", "b", "unknown"], "wrong number of arguments for 'hsetex' command"),
+    (["FIELDS", 3, "a", "b"], "wrong number of arguments for 'hsetex' command"),
+    (["nx", "FIELDS", 1, "a", "b"], "unknown argument: nx"),
+    (["1", "FIELDS", 1, "a", "b"], "unknown argument: 1"),
+    (["FXX", "FXX", "EX", 100, "FIELDS", 1, "a", "b"],
+     "Only one of FXX or FNX arguments can be specified"),
+    (["FNX", "FXX", "FIELDS", 1, "a", "b"], "Only one of FXX or FNX arguments can be specified"),
+    (["EX", 100, "PX", 1000, "FIELDS", 1, "a", "b"],
+     "Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"),
+    (["KEEPTTL", "EX", 100, "FIELDS", 1, "a", "b"],
+     "Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"),
+    (["KEEPTTL", "KEEPTTL", "FIELDS", 1, "a", "b"],
+     "Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"),
+    (["EX", "FIELDS", 1, "a", "b"], "value is not an integer or out of range"),
+    (["EXAT", -1, 1, "a", "b"], "invalid expire time, must be >= 0"),
+    (["PXAT", 1 << 48, 1, "a", "b"], "invalid expire time in 'hsetex' command"),
+    (["EX", (1 << 48) // 1000, "FIELDS", 1, "a", "b"],
+     "invalid expire time in 'hsetex' command"),
+    (["FIELDS", "x", "a", "b"], "invalid number of fields"),
+    (["FIELDS", 0, "a", "b"], "invalid number of fields"),
+    (["FIELDS", -1, "a", "b"], "invalid number of fields"),
+    (["FIELDS", "9223372036854775808", "a", "b"], "invalid number of fields"),
+    (["FIELDS", 2147483648, "a", "b"], "invalid number of fields"),
+    (["FNX", "EX", 1, "PX"],
+     "Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"),
+    (["FNX", "FXX", "EX", 1], "Only one of FXX or FNX arguments can be specified"),
+])
+def test_hsetex_errors(r, args, text):
+    r.hset("h", "a", "1")
+    assert err(r, "HSETEX", "h", *args) == text
+    assert r.hgetall("h") == {b"a": b"1"}
+
+
+@pytest.mark.min_redis("8.0")
+def test_hsetex_converts_like_hset(r):
+    cmd(r, "HSETEX", "h", "EX", FAR_S, "FIELDS", 1, "a", "1")
+    assert r.object("encoding", "h") == b"listpackex"
+    cmd(r, "HSETEX", "s", "FIELDS", 1, "a", "1")
+    assert r.object("encoding", "s") == b"listpack"
+    cmd(r, "HSETEX", "h", "KEEPTTL", "FIELDS", 1, "b", "x" * 65)
+    assert r.object("encoding", "h") == b"hashtable"
+    assert cmd(r, "HTTL", "h", "FIELDS", 2, "a", "b")[1] == -1
+
+
+# --- bookkeeping: dirty counter, WATCH, command table ------------------------------------
 
 def test_dirty_counter_per_field_expiry_command(r):
     r.hset("h", mapping={"a": 1, "b": 2, "c": 3, "d": 4})
@@ -483,6 +732,26 @@ def test_dirty_counter_per_field_expiry_command(r):
         (("HTTL", "h", "FIELDS", 1, "a"), 0),
         (("HPERSIST", "h", "FIELDS", 3, "a", "b", "d"), 1),
         (("HPERSIST", "h", "FIELDS", 1, "a"), 0),
+    ]
+    assert dirty_changes(r, [argv for argv, _ in cases]) == cases
+
+
+@pytest.mark.min_redis("8.0")
+def test_dirty_counter_per_hgetex_hgetdel_hsetex(r):
+    r.hset("h", mapping={"a": 1, "b": 2, "d": 4})
+    cmd(r, "HEXPIRE", "h", FAR_S, "FIELDS", 1, "d")
+    cases = [
+        (("HGETEX", "h", "EX", FAR_S, "FIELDS", 3, "a", "b", "zz"), 2),
+        (("HGETEX", "h", "PERSIST", "FIELDS", 2, "a", "d"), 2),
+        (("HGETEX", "h", "PERSIST", "FIELDS", 1, "a"), 0),
+        (("HGETEX", "h", "FIELDS", 1, "a"), 0),
+        (("HGETEX", "h", "PXAT", 1, "FIELDS", 1, "b"), 1),
+        (("HGETDEL", "h", "FIELDS", 3, "a", "zz", "a"), 1),
+        (("HGETDEL", "nokey", "FIELDS", 1, "a"), 0),
+        (("HSETEX", "h", "FIELDS", 2, "x", "1", "y", "2"), 2),
+        (("HSETEX", "h", "KEEPTTL", "FIELDS", 2, "x", "1", "x", "2"), 2),
+        (("HSETEX", "h", "FXX", "FIELDS", 1, "nope", "1"), 0),
+        (("HSETEX", "new", "PX", 0, "FIELDS", 1, "x", "1"), 1),
     ]
     assert dirty_changes(r, [argv for argv, _ in cases]) == cases
 
@@ -526,6 +795,12 @@ def test_untouched_field_ttl_commands_do_not_abort_a_transaction(r, make_client)
     ("hexpiretime", -5, ["readonly", "fast"], ["RO", "access"]),
     ("hpexpiretime", -5, ["readonly", "fast"], ["RO", "access"]),
     ("hpersist", -5, ["write", "fast"], ["RW", "update"]),
+    pytest.param("hgetdel", -5, ["write", "fast"], ["RW", "access", "delete"],
+                 marks=pytest.mark.min_redis("8.0")),
+    pytest.param("hgetex", -5, ["write", "fast"], ["RW", "access", "update"],
+                 marks=pytest.mark.min_redis("8.0")),
+    pytest.param("hsetex", -6, ["write", "denyoom", "fast"], ["RW", "update"],
+                 marks=pytest.mark.min_redis("8.0")),
 ])
 def test_command_info(call, name, arity, flags, spec_flags):
     info = call.resp3("COMMAND", "INFO", name)[0]

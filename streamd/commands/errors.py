@@ -252,4 +252,11 @@ HASH_NUMFIELDS = "ERR Number of fields must be a positive integer"
 HASH_NUMFIELDS_HEXPIRE = "ERR Parameter `numFields` should be greater than 0"
 HASH_NUMFIELDS_MISMATCH = "ERR The `numfields` parameter must match the number of arguments"
 HASH_EXPIRE_NEGATIVE = "ERR invalid expire time, must be >= 0"
+HSETEX_NUMFIELDS = "ERR invalid number of fields"
+HSETEX_MISSING_EXPIRE = "ERR missing expire time"
+HSETEX_FNX_FXX = "ERR Only one of FXX or FNX arguments can be specified"
+HSETEX_EXPIRATION = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
 
+
+def unknown_argument(arg: bytes) -> str:
+    return f"ERR unknown argument: {_show(arg, len(arg))}"

@@ -1,12 +1,13 @@
 """Hash commands: HSET, HSETNX, HGET, HMGET, HMSET, HGETALL, HDEL, HEXISTS, HLEN, HKEYS,
 HVALS, HINCRBY, HINCRBYFLOAT, HSCAN, HSTRLEN, HRANDFIELD; and field expiration: HEXPIRE,
-HPEXPIRE, HEXPIREAT, HPEXPIREAT, HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME, HPERSIST.
+HPEXPIRE, HEXPIREAT, HPEXPIREAT, HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME, HPERSIST,
+HGETDEL, HGETEX, HSETEX.
 
 A hash is a ``store.hashes.Hash`` (a dict of bytes to bytes that remembers its encoding
 and its fields' TTLs). Every command here first drops the fields whose TTL has passed
 (``_get``), so none sees or counts them; the cron drops the others. An emptied hash is
-removed, as in Redis. HSET gives a field a fresh life without TTL; HINCRBY and
-HINCRBYFLOAT keep it.
+removed, as in Redis. HSET gives a field a fresh life without TTL; HINCRBY, HINCRBYFLOAT
+and HSETEX KEEPTTL keep it.
 """
 
 from __future__ import annotations
@@ -526,3 +527,178 @@ def hpersist(ctx, argv):
     if 1 in out:
         ctx.db.modified(k)  # Redis counts one change however many fields it persisted
     return out
+
+
+@command("hgetdel", -5, "write fast", _ONE_KEY,
+         key_flags="RW access delete", group="hash", since="8.0.0",
+         summary="Returns the value of a field and deletes it from the hash.",
+         complexity="O(N) where N is the number of specified fields",
+         args=(key(), _FIELDS_BLOCK))
+def hgetdel(ctx, argv):
+    """HGETDEL key FIELDS numfields field [field ...]"""
+    k = argv[1]
+    h = _get(ctx, k)
+    fields = _fields(argv, 2, E.HASH_NUMFIELDS, "hgetdel")
+    if h is None:
+        return [None] * len(fields)
+    out = []
+    deleted = 0
+    for f in fields:
+        value = h.get(f)
+        out.append(value)
+        if value is not None:
+            h.remove(f)
+            deleted += 1
+    if deleted:
+        _after_ttl_change(ctx, k, h, deleted, tracked=False)
+    return out
+
+
+_EXPIRY_UNITS = {b"EX": (1000, True), b"PX": (1, True), b"EXAT": (1000, False),
+                 b"PXAT": (1, False)}
+_EXPIRATION_ARG = (integer("seconds", token="EX"), integer("milliseconds", token="PX"),
+                   Arg("unix-time-seconds", "unix-time", token="EXAT"),
+                   Arg("unix-time-milliseconds", "unix-time", token="PXAT"))
+
+
+@command("hgetex", -5, "write fast", _ONE_KEY,
+         key_flags="RW access update", key_notes="RW and UPDATE because it changes the TTL",
+         group="hash", since="8.0.0",
+         summary="Get the value of one or more fields of a given hash key, and optionally "
+                 "set their expiration.",
+         complexity="O(N) where N is the number of specified fields",
+         args=(key(), oneof("expiration", *_EXPIRATION_ARG, token("PERSIST"), optional=True),
+               _FIELDS_BLOCK))
+def hgetex(ctx, argv):
+    """HGETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds |
+    PXAT unix-time-milliseconds | PERSIST] FIELDS numfields field [field ...]"""
+    k = argv[1]
+    now = ctx.now_ms
+    h = _get(ctx, k)
+    option = argv[2].upper()
+    when = None
+    at = 2
+    if option in _EXPIRY_UNITS:
+        unit_ms, relative = _EXPIRY_UNITS[option]
+        when = _expire_at(argv[3], unit_ms, now if relative else 0, "hgetex")
+        at = 4
+    elif option == b"PERSIST":
+        at = 3
+    if at >= len(argv):
+        raise CommandError(E.wrong_arity("hgetex"))
+    fields = _fields(argv, at, E.HASH_NUMFIELDS, "hgetex")
+    if h is None:
+        return [None] * len(fields)
+    if at == 2:
+        return [h.get(f) for f in fields]
+    h.enable_field_ttls()
+    out = []
+    updated = deleted = 0
+    for f in fields:
+        value = h.get(f)
+        out.append(value)
+        if value is None:
+            continue
+        if when is None:
+            updated += h.clear_ttl(f)
+        else:
+            code = h.expire_field(f, when, "", now)
+            updated += code == H.SET
+            deleted += code == H.DELETED
+    ctx.keyspace.expired_subkeys += deleted
+    _after_ttl_change(ctx, k, h, updated + deleted, tracked=when is not None)
+    return out
+
+
+def _hsetex_options(argv, now: int):
+    """HSETEX's options as Redis reads them, up to FIELDS: (FNX/FXX or b"", expiry
+    option or b"", expiry time in unix ms or None, index of the first field)."""
+    cond = expiry = b""
+    when = None
+    i = 2
+    while i < len(argv):
+        word = argv[i].upper()
+        if word == b"FIELDS":
+            if i >= len(argv) - 3:
+                raise CommandError(E.wrong_arity("hsetex"))
+            count = parse_int(argv[i + 1], E.HSETEX_NUMFIELDS)
+            if not 1 <= count <= 2**31 - 1:
+                raise CommandError(E.HSETEX_NUMFIELDS)
+            rest = len(argv) - i - 2
+            if rest % 2 or count != rest // 2:
+                raise CommandError(E.wrong_arity("hsetex"))
+            return cond, expiry, when, i + 2
+        if word in _EXPIRY_UNITS or word == b"KEEPTTL":
+            if expiry:
+                raise CommandError(E.HSETEX_EXPIRATION)
+            expiry = word
+            if word != b"KEEPTTL":
+                if i >= len(argv) - 1:
+                    raise CommandError(E.HSETEX_MISSING_EXPIRE)
+                i += 1
+                unit_ms, relative = _EXPIRY_UNITS[word]
+                when = _expire_at(argv[i], unit_ms, now if relative else 0, "hsetex")
+        elif word in (b"FNX", b"FXX"):
+            if cond:
+                raise CommandError(E.HSETEX_FNX_FXX)
+            cond = word
+        else:
+            raise CommandError(E.unknown_argument(argv[i]))
+        i += 1
+    raise CommandError(E.wrong_arity("hsetex"))  # no FIELDS: arity -6 leaves no way here
+
+
+@command("hsetex", -6, "write denyoom fast", _ONE_KEY,
+         key_flags="RW update", group="hash", since="8.0.0",
+         summary="Set the value of one or more fields of a given hash key, and optionally "
+                 "set their expiration.",
+         complexity="O(N) where N is the number of fields being set.",
+         args=(key(), oneof("condition", token("FNX"), token("FXX"), optional=True),
+               oneof("expiration", *_EXPIRATION_ARG, token("KEEPTTL"), optional=True),
+               block("fields", integer("numfields"),
+                     block("data", string("field"), string("value"), multiple=True),
+                     token="FIELDS")))
+def hsetex(ctx, argv):
+    """HSETEX key [FNX | FXX] [EX seconds | PX milliseconds | EXAT unix-time-seconds |
+    PXAT unix-time-milliseconds | KEEPTTL] FIELDS numfields field value [field value ...]"""
+    now = ctx.now_ms
+    cond, expiry, when, first = _hsetex_options(argv, now)
+    k = argv[1]
+    h = _get(ctx, k)
+    created = h is None
+    if created:
+        if cond == b"FXX":
+            return 0
+        h = K.Hash()
+    fields = argv[first::2]
+    if cond:
+        present = sum(1 for f in fields if f in h)
+        if (cond == b"FNX" and present) or (cond == b"FXX" and present < len(fields)):
+            return 0
+    if when is not None:
+        h.enable_field_ttls()
+    keep = bool(expiry)  # EX/PX/EXAT/PXAT set the TTL below; KEEPTTL keeps it
+    deleted = 0
+    for i in range(first, len(argv), 2):
+        f = argv[i]
+        if not keep and h.ttls:
+            h.clear_ttl(f)
+        h[f] = argv[i + 1]
+        if when is not None:
+            deleted += h.expire_field(f, when, "", now) == H.DELETED
+    ctx.keyspace.expired_subkeys += deleted
+    changes = len(fields)
+    if not h:  # every field was given a time already past
+        if created:
+            ctx.db.modified(k, changes)  # made and deleted at once: watchers still see it
+        else:
+            ctx.db.delete(k, changes=changes)
+        return 1
+    K.hash_note_write(h, ctx.config, *argv[first:])
+    if created:
+        ctx.db.add(k, h, changes)
+    else:
+        ctx.db.modified(k, changes)
+    if when is not None:
+        ctx.db.track_field_ttls(k, h)
+    return 1
