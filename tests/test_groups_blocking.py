@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.test_groups import enc
+from tests.conftest import encode_request as enc
 
 
 def send(conn, *args):

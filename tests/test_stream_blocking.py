@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.test_streams import enc
+from tests.conftest import encode_request as enc
 
 ENTRY_1 = b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
 
