@@ -83,6 +83,73 @@ def test_keys_glob_patterns(r):
     assert r.keys("nomatch*") == []
 
 
+_GLOB_KEYS = [b"a", b"b", b"c", b"A", b"-", b"]", b"[", b"\\", b"^", b"ab", b"a]", b"a\\",
+              b"\x00", b"\x80", b"\xff"]
+# Redis's stringmatchlen on the corners: classes that close at once or never, escapes in
+# and out of classes, a trailing backslash, reversed ranges, and range ends compared as
+# signed C chars (bytes from 0x80 sort below 0x00).
+_GLOB_CASES = [
+    (b'[a-c]', [b'a', b'b', b'c']),
+    (b'[c-a]', [b'a', b'b', b'c']),
+    (b'[^a-c]', [b'\x00', b'-', b'A', b'[', b'\\', b']', b'^', b'\x80', b'\xff']),
+    (b'[\\]]', [b']']),
+    (b'[\\]', [b']']),
+    (b'[a-', [b'-', b'a']),
+    (b'[^\\', [b'\x00', b'-', b'A', b'[', b']', b'^', b'a', b'b', b'c', b'\x80', b'\xff']),
+    (b'[]]', []),
+    (b'[]a]', []),
+    (b'[^]]', [b'a]']),
+    (b'[[]', [b'[']),
+    (b'[\\\\]', [b'\\']),
+    (b'[a\\-c]', [b'-', b'a', b'c']),
+    (b'[a-]', [b']', b'^', b'a']),
+    (b'[-a]', [b'-', b'a']),
+    (b'[^]', [b'\x00', b'-', b'A', b'[', b'\\', b']', b'^', b'a', b'b', b'c', b'\x80', b'\xff']),
+    (b'[', []),
+    (b'[a', [b'a']),
+    (b'a[', []),
+    (b'a[]', []),
+    (b'\\', [b'\\']),
+    (b'a\\', [b'a\\']),
+    (b'a\\\\', [b'a\\']),
+    (b'\\a', [b'a']),
+    (b'\\[', [b'[']),
+    (b'a[\\', [b'a\\']),
+    (b'[a-\\]', [b'\\', b']', b'^', b'a']),
+    (b'[]-a]', []),
+    (b'[a-\xff]', [b'\x00', b'-', b'A', b'[', b'\\', b']', b'^', b'a', b'\xff']),
+    (b'[\x00-\x80]', [b'\x00', b'\x80', b'\xff']),
+    (b'[\x80-\xff]', [b'\x80', b'\xff']),
+    (b'[^\x80-b]', [b'c']),
+    (b'[A-a]', [b'A', b'[', b'\\', b']', b'^', b'a']),
+    (b'?]', [b'a]']),
+    (b'*]', [b']', b'a]']),
+    (b'*\\', [b'\\', b'a\\']),
+    (b'[a-b-c]', [b'-', b'a', b'b', b'c']),
+    (b'[a-c]?', [b'a\\', b'a]', b'ab']),
+    (b'a*]', [b'a]']),
+]
+
+
+@pytest.mark.parametrize("pattern,expected", _GLOB_CASES)
+def test_keys_glob_corners(r, pattern, expected):
+    r.mset({k: 1 for k in _GLOB_KEYS})
+    assert sorted(r.keys(pattern)) == expected
+    cursor, found = r.scan(0, match=pattern, count=1000)
+    assert cursor == 0 and sorted(found) == expected
+
+
+def test_nocase_glob_folds_case_as_redis_does(r):
+    # CONFIG GET matches names without case, but an escaped character inside a class
+    # compares exactly, and a range is ordered before its ends are folded.
+    assert r.config_get("[M]axmemory") != {}
+    assert r.config_get("MAX[L-M]EMORY") != {}
+    assert r.config_get("\\MAXMEMOR[Y]") != {}
+    assert r.config_get("[\\M]axmemory") == {}
+    assert r.config_get("[Z-a]axmemory") == {}
+    assert r.config_get("[\\m]axmemory") != {}
+
+
 def test_scan_full_iteration_returns_every_key_once(r):
     names = {f"key:{i}".encode() for i in range(500)}
     r.mset({n: 1 for n in names})

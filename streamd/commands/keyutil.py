@@ -212,12 +212,24 @@ def parse_cursor(arg: bytes) -> int:
 # That keeps KEYS/SCAN MATCH linear in practice where naive recursion on "*a*a*a*...b" is
 # exponential (Redis bounds the same case with its skipLongerMatches rule).
 
-def _token(p: bytes, pi: int, ch: int) -> tuple[bool, int]:
-    """Whether the one-character token at ``p[pi]`` accepts ``ch``; and the next index."""
+def _lower(c: int) -> int:
+    return c + 32 if 0x41 <= c <= 0x5A else c  # C tolower: ASCII letters only
+
+
+_SIGNED = tuple(range(128)) + tuple(range(-128, 0))  # a byte read as a signed C char
+
+
+def _token(p: bytes, pi: int, ch: int, nocase: bool) -> tuple[bool, int]:
+    """Whether the one-character token at ``p[pi]`` accepts ``ch``; and the next index.
+
+    With ``nocase``, Redis folds case the way its loop does, not by lowering the whole
+    pattern first: an escaped character inside a class still compares exactly, and a
+    range has its ends ordered before they are folded ("[Z-a]" then matches nothing)."""
     plen = len(p)
     c = p[pi]
     if c == 0x3F:  # ?
         return True, pi + 1
+    folded = _lower(ch) if nocase else ch
     if c == 0x5B:  # [
         pi += 1
         negate = pi < plen and p[pi] == 0x5E
@@ -229,21 +241,24 @@ def _token(p: bytes, pi: int, ch: int) -> tuple[bool, int]:
                 pi += 1
                 matched |= p[pi] == ch
             elif pi + 2 < plen and p[pi + 1] == 0x2D:
-                lo, hi = sorted((p[pi], p[pi + 2]))
-                matched |= lo <= ch <= hi
+                # Redis compares range ends as C chars, signed: bytes from 0x80 sort
+                # below 0x00, so "[a-\xff]" covers 0xff and 0x00-'a', not 'a'-0xff.
+                lo, hi = sorted((_SIGNED[p[pi]], _SIGNED[p[pi + 2]]))
+                if nocase:
+                    lo, hi = _lower(lo), _lower(hi)
+                matched |= lo <= _SIGNED[folded] <= hi
                 pi += 2
             else:
-                matched |= p[pi] == ch
+                matched |= (_lower(p[pi]) if nocase else p[pi]) == folded
             pi += 1
         return matched != negate, pi + 1  # past ']' (or past the end when unterminated)
     if c == 0x5C and pi + 1 < plen:  # escaped literal
-        return p[pi + 1] == ch, pi + 2
-    return c == ch, pi + 1
+        c = p[pi + 1]
+        pi += 1
+    return (_lower(c) if nocase else c) == folded, pi + 1
 
 
 def glob_match(pattern: bytes, text: bytes, nocase: bool = False) -> bool:
-    if nocase:
-        pattern, text = pattern.lower(), text.lower()
     plen, slen = len(pattern), len(text)
     if slen == 0:
         return plen == 0  # Redis never enters its loop for an empty string
@@ -257,7 +272,7 @@ def glob_match(pattern: bytes, text: bytes, nocase: bool = False) -> bool:
                 star_pi, star_si = pi, si
                 pi += 1
                 continue
-            ok, nxt = _token(pattern, pi, text[si])
+            ok, nxt = _token(pattern, pi, text[si], nocase)
             if ok:
                 pi, si = nxt, si + 1
                 continue
