@@ -566,6 +566,33 @@ def test_object_refcount_freq_idletime_help(r, call):
     assert r.object("idletime", "nokey") is None
 
 
+def test_object_refcount_integer_sharing_is_decided_when_the_value_is_stored(r):
+    # An LRU/LFU policy with maxmemory stops Redis handing out its shared integers, but
+    # only for values created meanwhile: the policy in force at OBJECT time does not matter.
+    saved = r.config_get("maxmemory*")
+    r.set("before", "5")
+    try:
+        r.config_set("maxmemory-policy", "allkeys-lru")
+        r.config_set("maxmemory", "100000000")
+        assert r.object("refcount", "before") == 2147483647
+        r.set("set", "5")
+        r.mset({"mset": "6"})
+        r.execute_command("SETNX", "setnx", "7")
+        r.execute_command("SETEX", "setex", 100, "8")
+        r.incr("incr")
+        r.append("append", "9")
+        for name in ("set", "mset", "setnx", "setex", "incr", "append"):
+            assert r.object("refcount", name) == 1, name
+            assert r.object("encoding", name) == b"int", name
+        r.config_set("maxmemory", "0")
+        assert r.object("refcount", "set") == 1
+        r.set("after", "5")
+        assert r.object("refcount", "after") == 2147483647
+    finally:
+        r.config_set("maxmemory", saved["maxmemory"])
+        r.config_set("maxmemory-policy", saved["maxmemory-policy"])
+
+
 def test_object_errors(r):
     assert err(r.execute_command, "OBJECT", "FOO", "k") == \
         "unknown subcommand 'FOO'. Try OBJECT HELP."

@@ -34,7 +34,8 @@ class PlainStr(bytes):
 
 
 class OwnStr(bytes):
-    """An int-encoded string with its own object (a COPY duplicate): never the shared one."""
+    """A string with its own object, never the shared integer: a COPY duplicate, or a value
+    stored while an LRU/LFU policy kept Redis from sharing integers."""
 
     __slots__ = ()
 
@@ -76,14 +77,21 @@ def string_encoding(value: bytes) -> str:
     return "embstr" if len(value) <= EMBSTR_LIMIT else "raw"
 
 
-def string_refcount(value: bytes, config) -> int:
+def string_refcount(value: bytes) -> int:
     if type(value) is OwnStr or string_encoding(value) != "int":
         return 1
-    # Redis stops sharing integers when an LRU/LFU eviction policy needs per-object clocks.
-    policy = str(config["maxmemory-policy"])
-    if config["maxmemory"] and ("lru" in policy or "lfu" in policy):
-        return 1
     return SHARED_REFCOUNT if 0 <= int(value) < SHARED_INTEGERS else 1
+
+
+def own_if_unshared(value: bytes, config) -> bytes:
+    """``value`` as a string command stores it now: Redis stops handing out its shared
+    integers while an LRU/LFU eviction policy needs per-object clocks. The choice is made
+    when the value is created; a later policy change leaves existing values as they are."""
+    if config["maxmemory"]:
+        policy = str(config["maxmemory-policy"])
+        if "lru" in policy or "lfu" in policy:
+            return OwnStr(value)
+    return value
 
 
 def hash_note_write(h: Hash, config, *items: bytes) -> None:

@@ -88,7 +88,7 @@ def _expire_at(ctx, name: str, expire_flag: int, arg: bytes) -> int:
 
 def _store(ctx, k: bytes, value: bytes, keep_ttl: bool = False, when_ms=None) -> None:
     db = ctx.db
-    db.set(k, value, keep_ttl=keep_ttl)
+    db.set(k, K.own_if_unshared(value, ctx.config), keep_ttl=keep_ttl)
     if when_ms is not None:
         db.set_expire(k, when_ms, changes=0)  # SET ... EX is one change
 
@@ -359,7 +359,7 @@ def append(ctx, argv):
     k, extra = argv[1], argv[2]
     value = _get_string(db, k)
     if value is None:
-        db.add(k, extra)
+        db.add(k, K.own_if_unshared(extra, ctx.config))
         return len(extra)
     _check_length(ctx, len(value) + len(extra))
     db.set(k, K.RawStr(value + extra), keep_ttl=True)
@@ -406,7 +406,7 @@ def _incr(ctx, k: bytes, delta: int) -> int:
     result = current + delta
     if not LLONG_MIN <= result <= LLONG_MAX:
         raise CommandError(E.OVERFLOW)
-    text = str(result).encode()
+    text = K.own_if_unshared(str(result).encode(), ctx.config)
     if value is None:
         db.add(k, text)
     else:
