@@ -7,7 +7,7 @@ import time
 import pytest
 import redis
 
-from tests.conftest import dirty
+from tests.conftest import dirty, dirty_changes
 
 RE = redis.ResponseError
 
@@ -264,6 +264,8 @@ def test_rename_moves_value_and_ttl(r):
 def test_rename_errors_and_same_key(r):
     assert err(r.rename, "nokey", "x") == "no such key"
     assert err(r.renamenx, "nokey", "x") == "no such key"
+    assert err(r.rename, "nokey", "nokey") == "no such key"
+    assert err(r.renamenx, "nokey", "nokey") == "no such key"
     r.set("a", 1)
     assert r.rename("a", "a") is True
     assert r.renamenx("a", "a") is False
@@ -432,11 +434,54 @@ def test_swapdb_counts_one_change_even_for_the_same_index(r):
     assert dirty(r) == before
 
 
+# Each command with what it adds to rdb_changes_since_last_save, in order (checked against
+# Redis 7.0.15): moving a value with its TTL, over a key it replaces, is one change.
+_DIRTY_CASES = [
+    (("SET", "a", "1", "EX", "100"), 1),
+    (("SET", "b", "2"), 1),
+    (("SET", "c", "3", "PX", "100000"), 1),
+    (("RENAME", "a", "b"), 1),
+    (("RENAME", "b", "b"), 0),
+    (("RENAMENX", "b", "c"), 0),
+    (("RENAMENX", "b", "d"), 1),
+    (("COPY", "d", "e"), 1),
+    (("COPY", "d", "e"), 0),
+    (("COPY", "c", "e", "REPLACE"), 1),
+    (("COPY", "nokey", "f"), 0),
+    (("MOVE", "e", "1"), 1),
+    (("MOVE", "e", "1"), 0),
+    (("COPY", "d", "e", "DB", "1"), 0),
+    (("COPY", "d", "e", "DB", "1", "REPLACE"), 1),
+    (("EXPIRE", "d", "100"), 1),
+    (("EXPIRE", "d", "100", "NX"), 0),
+    (("EXPIRE", "d", "200", "GT"), 1),
+    (("PEXPIRE", "d", "50000", "LT"), 1),
+    (("PERSIST", "d"), 1),
+    (("PERSIST", "d"), 0),
+    (("EXPIRE", "nokey", "10"), 0),
+    (("EXPIRE", "d", "0"), 1),
+    (("SET", "d", "1"), 1),
+    (("PEXPIREAT", "d", "1"), 1),
+    (("SET", "x", "1"), 1),
+    (("SET", "y", "1"), 1),
+    (("DEL", "x", "y", "z"), 2),
+    (("SET", "x", "1"), 1),
+    (("UNLINK", "x", "x"), 1),
+]
+
+
+def test_dirty_counter_per_key_command(r):
+    assert dirty_changes(r, [argv for argv, _ in _DIRTY_CASES]) == _DIRTY_CASES
+
+
 def test_swapdb_errors(r):
     assert err(r.execute_command, "SWAPDB", "a", "1") == "invalid first DB index"
     assert err(r.execute_command, "SWAPDB", "0", "b") == "invalid second DB index"
     assert err(r.execute_command, "SWAPDB", "3000000000", "1") == "invalid first DB index"
     assert err(r.execute_command, "SWAPDB", "0", "99") == "DB index is out of range"
+    # Both indexes bad: the first one is reported.
+    assert err(r.execute_command, "SWAPDB", "a", "b") == "invalid first DB index"
+    assert err(r.execute_command, "SWAPDB", "99", "b") == "invalid second DB index"
 
 
 def test_swapdb_invalidates_watch_on_either_side(r, make_client):
@@ -545,9 +590,15 @@ def test_object_encoding_of_stream(streams, r):
 def test_object_refcount_freq_idletime_help(r, call):
     r.set("shared", "100")
     r.set("big", "100000")
+    r.set("last", "9999")
+    r.set("first_unshared", "10000")
+    r.set("negative", "-1")
     r.set("text", "abc")
     assert r.object("refcount", "shared") == 2147483647
     assert r.object("refcount", "big") == 1
+    assert r.object("refcount", "last") == 2147483647  # Redis shares 0..9999
+    assert r.object("refcount", "first_unshared") == 1
+    assert r.object("refcount", "negative") == 1
     assert r.object("refcount", "text") == 1
     r.copy("shared", "dup")  # a copy is its own object, not the shared integer
     assert r.object("refcount", "dup") == 1

@@ -111,6 +111,21 @@ def test_set_invalid_expire(r):
     assert r.exists("k") == 0
 
 
+def test_set_relative_expiry_overflowing_the_clock(r):
+    # Redis adds the current time to PX/EX and refuses a sum past LLONG_MAX; a minute
+    # either side of that boundary is clear of any clock difference.
+    room = LLONG_MAX - int(time.time() * 1000)
+    assert err(cmd, r, "SET", "k", "v", "PX", str(room + 60_000)) == \
+        "invalid expire time in 'set' command"
+    assert err(cmd, r, "PSETEX", "k", str(room + 60_000), "v") == \
+        "invalid expire time in 'psetex' command"
+    assert r.exists("k") == 0
+    assert cmd(r, "SET", "k", "v", "PX", str(room - 60_000)) is True
+    assert abs(r.pexpiretime("k") - (LLONG_MAX - 60_000)) < 30_000
+    assert err(cmd, r, "GETEX", "k", "PX", str(room + 60_000)) == \
+        "invalid expire time in 'getex' command"
+
+
 _SET_EXPIRY = [["EX", "100"], ["PX", "100000"], ["EXAT", "4000000000"],
                ["PXAT", "4000000000000"], ["KEEPTTL"]]
 
@@ -146,6 +161,8 @@ def test_set_with_past_absolute_time_leaves_no_key(r):
 
 def test_setnx_setex_psetex(r, call):
     assert call("SETNX", "raw", "1") == 1 and call("SETNX", "raw", "2") == 0
+    r.hset("h", "f", "v")
+    assert call("SETNX", "h", "x") == 0  # any type counts as present: no WRONGTYPE
     assert r.setnx("k", "1") is True
     assert r.setnx("k", "2") is False
     assert r.get("k") == b"1"
@@ -614,6 +631,12 @@ _DIRTY_CASES = [
     (("MSET", "m1", "1", "m2", "2", "m3", "3"), 3),
     (("MSETNX", "n1", "1", "n2", "2"), 2), (("MSETNX", "n1", "1", "n3", "3"), 0),
     (("SETNX", "n1", "x"), 0), (("SETNX", "s", "x"), 1), (("SET", "s", "y", "XX"), 1),
+    # An expiry given with the value is part of the same change.
+    (("SETEX", "s", "100", "v"), 1),
+    (("PSETEX", "s", "100000", "v"), 1),
+    (("SET", "s", "v", "NX", "EX", "10"), 0),
+    (("SET", "s", "v", "GET", "EX", "10"), 1),
+    (("SET", "t", "v", "XX", "PX", "10"), 0),
 ]
 
 
