@@ -582,6 +582,27 @@ def test_object_encoding_of_hashes(r):
     assert r.object("encoding", "long2") == b"hashtable"
 
 
+def test_lowering_hash_limits_leaves_an_unwritten_listpack_as_it_is(r):
+    # Redis converts a hash only when a write outgrows the limits in force: lowering them
+    # changes nothing until then, and COPY/RENAME carry the listpack over unchanged.
+    saved = r.config_get("hash-max-listpack-*")
+    r.hset("h", mapping={"a": 1, "b": 2, "c": 3})
+    r.hset("v", "f", "x")
+    try:
+        r.config_set("hash-max-listpack-entries", 2)
+        r.config_set("hash-max-listpack-value", 0)
+        assert r.object("encoding", "h") == b"listpack"
+        r.copy("h", "h2")
+        r.rename("v", "v2")
+        assert r.object("encoding", "h2") == b"listpack"
+        assert r.object("encoding", "v2") == b"listpack"
+        r.hset("h", "a", "")  # an update that leaves 3 fields: over the entry limit now
+        assert r.object("encoding", "h") == b"hashtable"
+    finally:
+        for name, value in saved.items():
+            r.config_set(name, value)
+
+
 def test_object_encoding_of_stream(streams, r):
     r.xadd("s", {"f": "v"})
     assert r.object("encoding", "s") == b"stream"

@@ -112,10 +112,12 @@ def encoding(value, config) -> str:
     if isinstance(value, bytes):
         return string_encoding(value)
     if isinstance(value, dict):
-        if getattr(value, "hashtable", False):
-            return "hashtable"
-        if getattr(value, "listpackex", False):
-            return "listpackex"
+        if isinstance(value, Hash):
+            # Its history decides: Redis converts on a write that outgrows the limits, so
+            # a later CONFIG SET that lowers them leaves an unwritten listpack as it is.
+            if value.hashtable:
+                return "hashtable"
+            return "listpackex" if value.listpackex else "listpack"
         # A plain dict placed by someone else: judge by content as Redis would on load.
         limit = config["hash-max-listpack-value"]
         if len(value) > config["hash-max-listpack-entries"] or any(
