@@ -684,6 +684,39 @@ def test_object_idletime_under_lfu_policy(r):
         r.config_set("maxmemory-policy", saved)
 
 
+def _move_in(r):
+    r.execute_command("SELECT", 1)
+    r.set("w", "from db 1")
+    r.move("w", 0)
+    r.execute_command("SELECT", 0)
+
+
+@pytest.mark.parametrize("create", [
+    lambda r: r.execute_command("SETNX", "w", "1"),
+    lambda r: r.msetnx({"w": "1", "w2": "2"}),
+    lambda r: r.append("w", "x"),
+    lambda r: r.incr("w"),
+    lambda r: r.incrbyfloat("w", 1.5),
+    lambda r: r.setrange("w", 2, "x"),
+    lambda r: r.rename("src", "w"),
+    lambda r: r.renamenx("src", "w"),
+    lambda r: r.copy("src", "w"),
+    _move_in,
+    lambda r: r.hset("w", "f", "v"),
+], ids=["setnx", "msetnx", "append", "incr", "incrbyfloat", "setrange", "rename",
+        "renamenx", "copy", "move", "hset"])
+def test_creating_a_watched_absent_key_aborts_exec(r, make_client, create):
+    r.set("src", "v")
+    watcher = make_client()
+    pipe = watcher.pipeline()
+    pipe.watch("w")
+    create(r)
+    pipe.multi()
+    pipe.ping()
+    with pytest.raises(redis.WatchError):
+        pipe.execute()
+
+
 # --- WRONGTYPE is not raised by generic commands ------------------------------------------
 
 def test_generic_commands_accept_any_type(streams, r):
