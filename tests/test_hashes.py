@@ -257,21 +257,6 @@ def test_hscan_errors(r, call):
     assert err(cmd, r, "HSCAN", "nokey", "abc") == "invalid cursor"
 
 
-@pytest.mark.parametrize("cursor", [" 0", "\t0", "\n1", "\x0b0", "\x0c0", "\r0", " -1", "0 "])
-def test_scan_cursors_refuse_surrounding_whitespace(r, cursor):
-    # strtoul would skip leading blanks; Redis checks isspace() on the first byte first.
-    r.hset("h", "a", "1")
-    assert err(cmd, r, "HSCAN", "h", cursor) == "invalid cursor"
-    assert err(cmd, r, "HSCAN", "nokey", cursor) == "invalid cursor"
-    assert err(cmd, r, "SCAN", cursor) == "invalid cursor"
-
-
-@pytest.mark.parametrize("cursor", ["", "00", "+0", "-0"])
-def test_scan_cursors_strtoul_accepts(r, call, cursor):
-    r.hset("h", "a", "1")
-    assert call("HSCAN", "h", cursor) == [b"0", [b"a", b"1"]]
-
-
 @pytest.mark.min_redis("7.4")
 def test_hscan_novalues(r, call):
     r.hset("h", mapping={"a": "1", "b": "2"})

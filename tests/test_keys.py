@@ -7,7 +7,7 @@ import time
 import pytest
 import redis
 
-from tests.conftest import dirty, dirty_changes
+from tests.conftest import dirty, dirty_changes, encode_request
 
 RE = redis.ResponseError
 
@@ -55,6 +55,17 @@ def test_type_names_are_status_replies(r, call):
     assert call.resp3("TYPE", "h") == b"hash"
 
 
+def test_type_and_object_help_send_status_lines(r, raw):
+    # redis-py reads simple and bulk strings alike: only the bytes tell them apart.
+    r.set("s", "x")
+    c = raw()
+    for argv, reply in ((("TYPE", "s"), b"+string\r\n"), (("TYPE", "nokey"), b"+none\r\n")):
+        c.send(encode_request(*argv))
+        assert c.read_reply() == reply
+    c.send(encode_request("OBJECT", "HELP"))
+    assert c.read_reply().startswith(b"*15\r\n+OBJECT <subcommand> [<arg> [value] [opt] ...]")
+
+
 def test_type_of_stream(streams, r, call):
     r.xadd("st", {"f": "v"})
     assert call("TYPE", "st") == b"stream"
@@ -95,6 +106,7 @@ _GLOB_CASES = [
     (b'[\\]]', [b']']),
     (b'[\\]', [b']']),
     (b'[a-', [b'-', b'a']),
+    (b'[!a]', [b'a']),  # '!' is no negation
     (b'[^\\', [b'\x00', b'-', b'A', b'[', b']', b'^', b'a', b'b', b'c', b'\x80', b'\xff']),
     (b'[]]', []),
     (b'[]a]', []),
@@ -222,6 +234,40 @@ def test_scan_errors(r):
     assert err(r.execute_command, "SCAN", "0", "MATCH") == "syntax error"
     assert err(r.execute_command, "SCAN", "0", "FOO", "bar") == "syntax error"
     assert err(r.execute_command, "SCAN", "0", "NOVALUES") == "syntax error"  # HSCAN's only
+
+
+@pytest.mark.parametrize("text", [" 0", "\t0", "\n0", "\r0", "\v0", "\f0", "\n1", " -1", "0 ", "- 1", "1.0"])
+def test_scan_cursor_refuses_whitespace_and_junk(r, text):
+    # strtoul would skip leading whitespace, but Redis checks the first byte itself.
+    r.set("a", 1)
+    r.hset("h", "f", "v")
+    assert err(r.execute_command, "SCAN", text) == "invalid cursor"
+    assert err(r.execute_command, "HSCAN", "h", text) == "invalid cursor"
+    assert err(r.execute_command, "HSCAN", "nokey", text) == "invalid cursor"
+
+
+def test_scan_cursor_range(r):
+    # strtoul's range: any 64-bit value (a minus sign wraps it) is a cursor, beyond is not.
+    r.set("a", 1)
+    for text in ("18446744073709551615", "-1", "-18446744073709551615"):
+        cursor, _ = r.execute_command("SCAN", text)
+        assert isinstance(cursor, int)
+    for text in ("18446744073709551616", "-18446744073709551616", "99999999999999999999999"):
+        assert err(r.execute_command, "SCAN", text) == "invalid cursor"
+
+
+def test_scan_type_none_matches_nothing(r):
+    r.set("a", 1)
+    assert r.scan(0, _type="none", count=100) == (0, [])
+
+
+@pytest.mark.parametrize("text", ["", "+0", "-0", "00"])
+def test_scan_cursor_forms_strtoul_reads_as_zero(r, call, text):
+    r.set("a", 1)
+    r.hset("h", "f", "v")
+    cursor, names = call("SCAN", text, "COUNT", "100")
+    assert cursor == b"0" and sorted(names) == [b"a", b"h"]
+    assert call("HSCAN", "h", text) == [b"0", [b"f", b"v"]]
 
 
 def test_scan_reply_shape(r, call):
