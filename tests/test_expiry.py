@@ -3,12 +3,13 @@ nobody touches, and expiry's effect on WATCH."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 import redis
 
-from tests.conftest import dirty
+from tests.conftest import dirty, encode_request
 
 RE = redis.ResponseError
 LLONG_MAX = 2**63 - 1
@@ -194,6 +195,38 @@ def test_key_past_its_ttl_is_absent_for_del_persist_keys_and_scan(r):
     r.set("k", "v", px=1)
     time.sleep(0.01)
     assert r.scan(0, count=100) == (0, [b"live"])
+
+
+def _right_after_expiry(r, raw, dead, requests, ttl_ms=300):
+    """Replies to ``requests``, run as soon as the keys in ``dead`` (set here with a short
+    TTL) have expired and before anything else could reclaim them: a WRITE pause stops
+    all expiry while they run out, and the requests go in one packet behind CLIENT
+    UNPAUSE, so no expiry cycle runs in between. Also returns what expired_keys gained."""
+    for k in dead:
+        r.set(k, "v", px=ttl_ms)
+    c = raw()
+    c.send(encode_request("CLIENT", "PAUSE", "30000", "WRITE"))
+    try:
+        assert c.read_reply() == b"+OK\r\n"
+        before = r.info("stats")["expired_keys"]
+        time.sleep(ttl_ms / 1000 + 0.1)
+        c.send(b"".join(encode_request(*argv) for argv in [("CLIENT", "UNPAUSE"), *requests,
+                                                           ("INFO", "stats")]))
+        replies = [c.read_reply() for _ in range(len(requests) + 2)]
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")
+    assert replies[0] == b"+OK\r\n"
+    gained = int(re.search(rb"expired_keys:(\d+)", replies[-1])[1]) - before
+    return replies[1:-1], gained
+
+
+def test_keys_leaves_expired_keys_in_place(r, raw):
+    # Redis's KEYS only skips them: DBSIZE still counts them and expired_keys stays.
+    r.set("live", "v")
+    replies, gained = _right_after_expiry(r, raw, ["dead1", "dead2"],
+                                          [("KEYS", "*"), ("DBSIZE",)])
+    assert replies == [b"*1\r\n$4\r\nlive\r\n", b":3\r\n"]
+    assert gained == 0
 
 
 def test_expired_key_is_not_listed(r):

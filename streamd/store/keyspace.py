@@ -54,13 +54,13 @@ class Database:
     def __len__(self) -> int:
         return len(self.data)
 
-    def keys(self):
-        """Live keys (expired ones are purged first, or only left out while expiry is
-        paused)."""
+    def keys(self, reclaim: bool = True):
+        """Live keys. Expired ones are purged first, or with ``reclaim=False`` (or while
+        expiry is paused) only left out."""
         if self.expires:
             t = now_ms()
             gone = [k for k, when in self.expires.items() if when <= t]
-            if self.keyspace.expiry_paused:
+            if not reclaim or self.keyspace.expiry_paused:
                 gone = set(gone)
                 return [k for k in self.data if k not in gone]
             for k in gone:
