@@ -229,6 +229,15 @@ def test_keys_leaves_expired_keys_in_place(r, raw):
     assert gained == 0
 
 
+def test_scan_reclaims_only_expired_keys_that_match(r, raw):
+    # The pattern is checked first; a name it rejects is not looked up, so not expired.
+    r.set("live", "v")
+    replies, gained = _right_after_expiry(
+        r, raw, ["a", "b"], [("SCAN", "0", "MATCH", "a", "COUNT", "100"), ("DBSIZE",)])
+    assert replies == [b"*2\r\n$1\r\n0\r\n*0\r\n", b":2\r\n"]
+    assert gained == 1
+
+
 def test_expired_key_is_not_listed(r):
     r.set("dead", "v", px=30)
     r.set("live", "v")

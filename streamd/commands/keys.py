@@ -187,10 +187,12 @@ def scan(ctx, argv):
     nxt, names = K.SNAPSHOTS.step(db, lambda: list(db.data), cursor, count)
     out = []
     for k in names:
+        # The pattern first, as in Redis: a name it rejects is never looked up, so an
+        # expired key is reclaimed here only if it matches.
+        if pat is not None and not K.glob_match(pat, k):
+            continue
         value = db.get(k)  # also expires the stale keys it meets, as Redis's SCAN does
         if value is None:
-            continue
-        if pat is not None and not K.glob_match(pat, k):
             continue
         if typ is not None and K.type_name(value) != typ:
             continue
