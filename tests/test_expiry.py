@@ -238,6 +238,16 @@ def test_scan_reclaims_only_expired_keys_that_match(r, raw):
     assert gained == 1
 
 
+def test_overwriting_an_expired_key_counts_its_expiry(r, raw):
+    # Every SET-family write looks its key up first, which reclaims an expired one.
+    replies, gained = _right_after_expiry(
+        r, raw, ["m1", "m2", "s", "p", "plain"],
+        [("MSET", "m1", "1", "m2", "2"), ("SETEX", "s", "100", "v"),
+         ("PSETEX", "p", "100000", "v"), ("SET", "plain", "v")])
+    assert replies == [b"+OK\r\n"] * 4
+    assert gained == 5
+
+
 def test_expired_key_is_not_listed(r):
     r.set("dead", "v", px=30)
     r.set("live", "v")

@@ -151,6 +151,7 @@ def setnx(ctx, argv):
 
 def _setex(ctx, argv, name: str, flag: int):
     when = _expire_at(ctx, name, flag, argv[2])
+    ctx.db.get(argv[1])  # Redis looks the key up first: an expired one counts as expired
     _store(ctx, argv[1], argv[3], when_ms=when)
     return OK
 
@@ -317,7 +318,9 @@ def mset(ctx, argv):
     """MSET key value [key value ...]"""
     if len(argv) % 2 == 0:
         raise CommandError(E.wrong_arity("mset"))
+    db = ctx.db
     for i in range(1, len(argv), 2):
+        db.get(argv[i])  # Redis looks each key up first: an expired one counts as expired
         _store(ctx, argv[i], argv[i + 1])
     return OK
 
