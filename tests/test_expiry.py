@@ -391,6 +391,28 @@ def test_key_already_expired_when_watched_is_just_absent(r, make_client):
 
 
 @pytest.mark.streamd_only
+def test_a_key_still_lives_in_its_expiry_millisecond(monkeypatch):
+    # Redis expires a key once the clock is past its time (now > when), on access and
+    # in the active cycle alike; a millisecond is too short to pin over the wire.
+    from streamd.store import keyspace
+
+    ks = keyspace.Keyspace(1)
+    db = ks.dbs[0]
+    db.data[b"k"] = b"v"
+    db.expires[b"k"] = 1_000
+    monkeypatch.setattr(keyspace, "now_ms", lambda: 1_000)
+    assert ks.active_expire() == 0
+    assert db.get(b"k") == b"v"
+    assert db.keys() == [b"k"]
+    assert db.delete(b"k", changes=0) is True
+    db.data[b"k"] = b"v"
+    db.expires[b"k"] = 1_000
+    monkeypatch.setattr(keyspace, "now_ms", lambda: 1_001)
+    assert db.get(b"k") is None
+    assert ks.expired_keys == 1
+
+
+@pytest.mark.streamd_only
 def test_mass_expiry_is_reclaimed_in_bounded_steps():
     # Dedup keys written together expire together: each cron step must stay short (the
     # server is single-threaded) and the whole batch must still go in reasonable time.

@@ -21,6 +21,10 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+# A key expires once the clock is past its expiry time, as in Redis (now > when): during
+# that very millisecond it still reads, with a PTTL of 0. Every check below uses ``<``.
+
+
 class Database:
     __slots__ = ("index", "data", "expires", "watched", "blocking", "keyspace", "_pool",
                  "_pool_built", "hexpires")
@@ -42,7 +46,7 @@ class Database:
         (unless expiry is paused: then it only reads as absent)."""
         value = self.data.get(key)
         if value is not None and self.expires and key in self.expires:
-            if self.expires[key] <= now_ms():
+            if self.expires[key] < now_ms():
                 if not self.keyspace.expiry_paused:
                     self._expire(key)
                 return None
@@ -59,7 +63,7 @@ class Database:
         expiry is paused) only left out."""
         if self.expires:
             t = now_ms()
-            gone = [k for k, when in self.expires.items() if when <= t]
+            gone = [k for k, when in self.expires.items() if when < t]
             if not reclaim or self.keyspace.expiry_paused:
                 gone = set(gone)
                 return [k for k in self.data if k not in gone]
@@ -90,7 +94,7 @@ class Database:
     def delete(self, key: bytes, changes: int = 1) -> bool:
         if key not in self.data:
             return False
-        if self.expires and key in self.expires and self.expires[key] <= now_ms():
+        if self.expires and key in self.expires and self.expires[key] < now_ms():
             self._expire(key)
             return False
         del self.data[key]
@@ -248,7 +252,7 @@ class Database:
                 if when is None:
                     continue  # gone since the pool was built
                 seen += 1
-                if when <= t:
+                if when < t:
                     self._expire(k)
                     hit += 1
             removed += hit
