@@ -957,6 +957,80 @@ def test_xdelex_delref_clears_references_to_an_entry_already_gone(r, call):
     assert call("XPENDING", "s", "g") == [1, b"2-0", b"2-0", [[b"c", b"1"]]]
 
 
+def _dirty_table(r, call, requests) -> list:
+    """``(argv, n)`` for each request, n being what it added to the dirty counter; a
+    request that fails still gets its row."""
+    out = []
+    for argv in requests:
+        before = dirty(r)
+        try:
+            call(*argv)
+        except redis.ResponseError:
+            pass
+        out.append((argv, dirty(r) - before))
+    return out
+
+
+# Each write counts once per entry it changes, except that an XREADGROUP counts once per
+# stream it serves. XCLAIM's LASTID is a change of its own only when no entry is claimed
+# or dropped: Redis carries the new last ID inside the per-entry changes otherwise.
+_GROUP_DIRTY_CASES = [
+    (("XGROUP", "CREATE", "s", "g", "0"), 1), (("XGROUP", "CREATE", "s", "g", "0"), 0),
+    (("XGROUP", "CREATE", "new", "g", "$", "MKSTREAM"), 1),
+    (("XGROUP", "CREATE", "nokey", "g", "bad", "MKSTREAM"), 0),
+    (("XGROUP", "CREATECONSUMER", "s", "g", "a"), 1),
+    (("XGROUP", "CREATECONSUMER", "s", "g", "a"), 0),
+    (("XGROUP", "CREATECONSUMER", "new", "g", "a"), 1),
+    (("XREADGROUP", "GROUP", "g", "a", "COUNT", "2", "STREAMS", "s", ">"), 1),
+    (("XREADGROUP", "GROUP", "g", "a", "NOACK", "COUNT", "1", "STREAMS", "s", ">"), 1),
+    (("XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", "new", ">", ">"), 1),
+    (("XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", ">"), 0),
+    (("XACK", "s", "g", "1-0", "2-0", "9-0"), 2), (("XACK", "s", "g", "1-0"), 0),
+    (("XCLAIM", "s", "g", "a", "0", "4-0"), 1),
+    (("XCLAIM", "s", "g", "a", "0", "4-0", "9-0", "LASTID", "9-0"), 1),
+    (("XCLAIM", "s", "g", "a", "0", "9-0", "LASTID", "10-0"), 1),
+    (("XCLAIM", "s", "g", "a", "0", "9-0", "LASTID", "5-0"), 0),
+    (("XCLAIM", "s", "g", "a", "0", "4-0", "FORCE", "JUSTID"), 1),
+    (("XCLAIM", "s", "g", "a", "0", "3-0", "4-0", "FORCE", "JUSTID"), 2),
+    (("XAUTOCLAIM", "s", "g", "a", "0", "0"), 2),
+    (("XAUTOCLAIM", "s", "g", "a", "3600000", "0"), 0),
+    (("XDEL", "s", "3-0", "4-0"), 2),
+    (("XCLAIM", "s", "g", "a", "0", "3-0", "LASTID", "11-0"), 1),
+    (("XAUTOCLAIM", "s", "g", "a", "0", "0"), 1),
+    (("XGROUP", "SETID", "s", "g", "0"), 1),
+    (("XGROUP", "DELCONSUMER", "s", "g", "a"), 1),
+    (("XGROUP", "DELCONSUMER", "s", "g", "a"), 0),
+    (("XGROUP", "DESTROY", "s", "g"), 1), (("XGROUP", "DESTROY", "s", "g"), 0),
+]
+
+
+def test_dirty_counter_per_group_command(r, call):
+    fill(r, n=4)
+    assert _dirty_table(r, call, [argv for argv, _ in _GROUP_DIRTY_CASES]) == _GROUP_DIRTY_CASES
+
+
+# Since 7.4 a history read is no write (7.0 counted one), and XREADGROUP, XCLAIM and
+# XAUTOCLAIM create their consumer (one change) even when they deliver nothing.
+_CONSUMER_DIRTY_CASES = [
+    (("XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", ">"), 2),
+    (("XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", "0"), 0),
+    (("XREADGROUP", "GROUP", "g", "b", "STREAMS", "s", "0"), 1),
+    (("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"), 1),
+    (("XREADGROUP", "GROUP", "g", "d", "NOACK", "STREAMS", "s", ">"), 1),
+    (("XCLAIM", "s", "g", "e", "3600000", "1-0"), 1),
+    (("XAUTOCLAIM", "s", "g", "f", "3600000", "0"), 1),
+    (("XCLAIM", "s", "g", "h", "0", "1-0"), 2),
+]
+
+
+@pytest.mark.min_redis("7.4")
+def test_dirty_counter_counts_consumer_creation_not_history_reads(r, call):
+    fill(r, n=2)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    assert _dirty_table(r, call, [argv for argv, _ in _CONSUMER_DIRTY_CASES]) == \
+        _CONSUMER_DIRTY_CASES
+
+
 def test_dirty_counter_counts_group_writes(r, call):
     fill(r)
     call("XGROUP", "CREATE", "s", "g", "0")

@@ -738,12 +738,11 @@ def xclaim(ctx, argv):
         j += 1
     if delivery is None or delivery < 0 or delivery > now:
         delivery = now  # a bogus time is not an error (client clocks differ)
-    changes = 0
-    if last_id is not None and last_id > g.last_id:
+    moved = last_id is not None and last_id > g.last_id
+    if moved:
         g.last_id = last_id
-        changes += 1
     consumer, created = g.create_consumer(argv[3], now)
-    changes += created
+    changes = 0
     consumer.seen_time = now
     out = []
     for sid in ids:
@@ -770,6 +769,9 @@ def xclaim(ctx, argv):
         consumer.active_time = now
         changes += 1
         out.append(format_id(sid) if justid else entry_reply(sid, fields))
+    if moved and not changes:
+        changes = 1  # Redis counts the new last ID only when no entry change carries it
+    changes += created
     if changes:
         db.modified(argv[1], changes)
     return out
