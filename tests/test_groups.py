@@ -77,6 +77,10 @@ def test_xgroup_create_errors(r, call):
     assert err(call, "XGROUP", "CREATE", "s", "g") == \
         "wrong number of arguments for 'xgroup|create' command"
     assert err(call, "XGROUP", "FOO") == "unknown subcommand 'FOO'. Try XGROUP HELP."
+    # Options that all parse but make more than 8 arguments are a syntax error too.
+    assert err(call, "XGROUP", "CREATE", "s", "g", "0", *["MKSTREAM"] * 4) == \
+        "unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP."
+    assert call("XGROUP", "CREATE", "s", "g", "0", *["MKSTREAM"] * 3) == b"OK"
 
 
 def test_xgroup_create_mkstream(r, call):
@@ -95,6 +99,8 @@ def test_xgroup_create_mkstream(r, call):
 def test_xgroup_entriesread_is_capped_to_entries_added(r, call):
     fill(r)
     call("XGROUP", "CREATE", "s", "g", "0", "ENTRIESREAD", "100")
+    assert group_info(call)[0]["entries-read"] == 3
+    call("XGROUP", "SETID", "s", "g", "0", "ENTRIESREAD", "4")  # one past: capped too
     assert group_info(call)[0]["entries-read"] == 3
 
 
@@ -355,6 +361,20 @@ def test_entries_read_restarts_from_the_estimate_when_group_was_before_first_ent
     # 2-0 is entry number 2 of the 4 ever added (4 added - 3 live + 1), not "0 + 1"
     info = group_info(call)[0]
     assert (info["entries-read"], info["lag"]) == (4, 0)
+
+
+def test_entries_read_of_the_first_entry_after_head_deletions(r, call):
+    # Deletions only before the first entry leave its number known (entries added -
+    # length + 1), so a group with an unknown counter gets one when it reads that entry,
+    # and a group positioned there has a lag.
+    fill(r, n=5)
+    r.xdel("s", "1-0")
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XGROUP", "CREATE", "s", "at-first", "2-0")
+    call("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "s", ">")
+    info = {g["name"]: g for g in group_info(call)}
+    assert (info[b"g"]["entries-read"], info[b"g"]["lag"]) == (2, 3)
+    assert (info[b"at-first"]["entries-read"], info[b"at-first"]["lag"]) == (None, 3)
 
 
 def test_xreadgroup_in_multi_does_not_block(r, wire):
@@ -686,6 +706,15 @@ def test_xinfo_stream_full_groups_section(r, call):
     assert len(g[b"pending"]) == 1 and g[b"pel-count"] == 3
 
 
+def test_groups_are_listed_in_byte_order_of_their_names(r, call):
+    fill(r)
+    for name in ("b", "B", "aa", "a", "\xff", "a\x00"):
+        call("XGROUP", "CREATE", "s", name, "0")
+    order = [b"B", b"a", b"a\x00", b"aa", b"b", b"\xc3\xbf"]
+    assert [g["name"] for g in group_info(call)] == order
+    assert [dict(zip(g[::2], g[1::2]))[b"name"] for g in _full_groups(call)] == order
+
+
 # --- XNACK (8.8) ----------------------------------------------------------------------------
 
 @pytest.mark.min_redis("8.8")
@@ -989,6 +1018,7 @@ _GROUP_DIRTY_CASES = [
     (("XCLAIM", "s", "g", "a", "0", "4-0"), 1),
     (("XCLAIM", "s", "g", "a", "0", "4-0", "9-0", "LASTID", "9-0"), 1),
     (("XCLAIM", "s", "g", "a", "0", "9-0", "LASTID", "10-0"), 1),
+    (("XCLAIM", "s", "g", "a", "0", "9-0", "LASTID", "10-0"), 0),
     (("XCLAIM", "s", "g", "a", "0", "9-0", "LASTID", "5-0"), 0),
     (("XCLAIM", "s", "g", "a", "0", "4-0", "FORCE", "JUSTID"), 1),
     (("XCLAIM", "s", "g", "a", "0", "3-0", "4-0", "FORCE", "JUSTID"), 2),
