@@ -404,6 +404,18 @@ def test_xreadgroup_claim_takes_idle_pending_then_new(r, call):
 
 
 @pytest.mark.min_redis("8.4")
+def test_claim_read_of_pending_entries_only_is_activity(r, call):
+    fill(r, n=1)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", ">")
+    call("XGROUP", "CREATECONSUMER", "s", "g", "b")
+    reply = call("XREADGROUP", "GROUP", "g", "b", "CLAIM", "0", "STREAMS", "s", ">")
+    assert [e[0] for e in reply[0][1]] == [b"1-0"]  # no new entry: the claim alone
+    consumers = {c[1]: dict(zip(c[::2], c[1::2])) for c in call("XINFO", "CONSUMERS", "s", "g")}
+    assert consumers[b"b"][b"inactive"] != -1
+
+
+@pytest.mark.min_redis("8.4")
 def test_xreadgroup_claim_errors(r, call):
     fill(r, n=1)
     call("XGROUP", "CREATE", "s", "g", "0")
@@ -431,6 +443,11 @@ def test_xack(r, call):
     call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0")
     assert err(call, "XACK", "s", "g", "1-0", "bad") == \
         "Invalid stream ID specified as stream command argument"
+    assert call("XPENDING", "s", "g")[0] == 0  # nothing was pending any more
+    r.xgroup_setid("s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    assert err(call, "XACK", "s", "g", "1-0", "2-0", "bad").startswith("Invalid stream ID")
+    assert call("XPENDING", "s", "g")[0] == 3  # an invalid ID acknowledges none of them
     r.set("str", "x")
     assert err(call, "XACK", "str", "g", "1-0").startswith("WRONGTYPE")
 

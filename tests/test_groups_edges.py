@@ -63,6 +63,9 @@ def test_xreadgroup_updates_seen_time_but_history_read_is_not_activity(r, call):
     after = _full_consumer(call, b"c")
     assert after[b"seen-time"] > before[b"seen-time"]
     assert after[b"active-time"] == before[b"active-time"]
+    # XINFO CONSUMERS: idle counts from the last read, inactive from the last delivery.
+    c = dict(zip(*[iter(call("XINFO", "CONSUMERS", "s", "g")[0])] * 2))
+    assert c[b"inactive"] >= c[b"idle"] + 15
 
 
 # --- XCLAIM ---------------------------------------------------------------------------------
@@ -235,6 +238,16 @@ def test_xack_run_switching_key_with_the_same_group_name(raw, r):
     replies = _pipeline(raw(), ("XACK", "k1", "g", "1-0"), ("XACK", "k2", "g", "1-0"))
     assert replies == [1, 1]
     assert r.xpending("k2", "g")["pending"] == 0
+
+
+def test_xack_run_switching_group_on_the_same_key(raw, r):
+    r.xadd("s", {"f": "v"}, id="1-0")
+    for g in ("g1", "g2"):
+        r.xgroup_create("s", g, "0")
+        r.xreadgroup(g, "c", {"s": ">"})
+    replies = _pipeline(raw(), ("XACK", "s", "g1", "1-0"), ("XACK", "s", "g2", "1-0"))
+    assert replies == [1, 1]
+    assert r.xpending("s", "g2")["pending"] == 0
 
 
 # --- XNACKed entries and min-idle-time -------------------------------------------------------
