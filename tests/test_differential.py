@@ -5,9 +5,11 @@ The Redis is the ``--redis-url`` server, or else a redis-server this module star
 is installed (CI installs Debian's); without either the test skips. The sequences
 mix valid and invalid commands over two streams and a string key: XADD with explicit and
 ``ms-*`` IDs, trimming with ``=``/``~``/LIMIT, ranges, XDEL, XTRIM, XSETID, the XGROUP
-subcommands, XREADGROUP, XREAD, XACK, XPENDING, XCLAIM, XAUTOCLAIM and XINFO, with small
-nodes (``stream-node-max-entries 3``) so that node boundaries matter. Seeds are fixed, so
-a failure reproduces. A second generator does the same for strings, hashes and the key
+subcommands, XREADGROUP (one or two streams), XREAD, XACK, XPENDING (with IDLE), XCLAIM
+(with IDLE / TIME / LASTID), XAUTOCLAIM and XINFO, with small nodes
+(``stream-node-max-entries 3``) so that node boundaries matter; each of these commands must
+also add as much to the dirty counter on both servers. Seeds are fixed, so a failure
+reproduces. A second generator does the same for strings, hashes and the key
 commands around them, and a third wraps both in MULTI / EXEC / DISCARD / WATCH, with a
 second client writing to watched keys.
 
@@ -151,6 +153,12 @@ class StreamGenerator(Generator):
         hi = 10 if self.version >= (8, 0) else 0
         return ["ENTRIESREAD", str(self.rnd.randint(-1, hi))]
 
+    def min_idle(self) -> str:
+        """A min-idle-time whose outcome no clock difference can change: 0 (or negative,
+        the same) takes everything, an hour nothing but entries claimed with a past IDLE
+        or TIME."""
+        return self.rnd.choice(("0", "0", "-5", "3600000"))
+
     def command(self) -> list:
         rnd = self.rnd
         k, g, c = rnd.choice(KEYS), rnd.choice(GROUPS), rnd.choice(CONSUMERS)
@@ -188,8 +196,9 @@ class StreamGenerator(Generator):
         if t < 0.68:
             count = ["COUNT", str(rnd.randint(0, 4))] if rnd.random() < 0.7 else []
             noack = ["NOACK"] if rnd.random() < 0.1 else []
-            return ["XREADGROUP", "GROUP", g, c, *count, *noack, "STREAMS", k,
-                    rnd.choice((">", ">", "0", self.rid()))]
+            keys = [k] + ([rnd.choice(KEYS)] if rnd.random() < 0.2 else [])
+            return ["XREADGROUP", "GROUP", g, c, *count, *noack, "STREAMS", *keys,
+                    *(rnd.choice((">", ">", "0", self.rid())) for _ in keys)]
         if t < 0.72:
             count = ["COUNT", str(rnd.randint(0, 4))] if rnd.random() < 0.5 else []
             return ["XREAD", *count, "STREAMS", k, self.rid()]
@@ -199,18 +208,24 @@ class StreamGenerator(Generator):
             if rnd.random() < 0.4:
                 return ["XPENDING", k, g]
             owner = [c] if rnd.random() < 0.4 else []
-            return ["XPENDING", k, g, self.rid(), self.rid(), str(rnd.randint(-1, 5)), *owner]
+            idle = ["IDLE", self.min_idle()] if rnd.random() < 0.2 else []
+            return ["XPENDING", k, g, *idle, self.rid(), self.rid(), str(rnd.randint(-1, 5)),
+                    *owner]
         if t < 0.90:
             ids = [self.rid(False) for _ in range(rnd.randint(1, 3))]
             opts = ["RETRYCOUNT", str(rnd.randint(0, 3))] if rnd.random() < 0.2 else []
             opts += ["FORCE"] if rnd.random() < 0.2 else []
             opts += ["JUSTID"] if rnd.random() < 0.3 else []
             opts += ["LASTID", self.rid(False)] if rnd.random() < 0.15 else []
-            return ["XCLAIM", k, g, c, "0", *ids, *opts]
+            if rnd.random() < 0.15:
+                opts += ["IDLE", rnd.choice(("7200000", "0", "-3", "99999999999999"))]
+            if rnd.random() < 0.1:
+                opts += ["TIME", rnd.choice(("0", "-1", "99999999999999"))]
+            return ["XCLAIM", k, g, c, self.min_idle(), *ids, *opts]
         if t < 0.95:
             opts = ["COUNT", str(rnd.randint(0, 4))] if rnd.random() < 0.5 else []
             opts += ["JUSTID"] if rnd.random() < 0.3 else []
-            return ["XAUTOCLAIM", k, g, c, "0", self.rid(), *opts]
+            return ["XAUTOCLAIM", k, g, c, self.min_idle(), self.rid(), *opts]
         if t < 0.97:
             return ["SET", "str", "v"]
         if t < 0.985:
@@ -394,10 +409,14 @@ def older_target_skips(cmd, ref, ours, version) -> bool:
     if version < (7, 2) and cmd[0] in ("XREADGROUP", "XCLAIM", "XAUTOCLAIM"):
         # 7.0 creates the consumer only when it serves or claims something; 7.2+ always.
         # Creating it first on both sides leaves the command itself comparable.
-        key, group, consumer = ((cmd[-2], cmd[2], cmd[3]) if cmd[0] == "XREADGROUP"
-                                else (cmd[1], cmd[2], cmd[3]))
-        for c in (ref, ours):
-            run(c, ["XGROUP", "CREATECONSUMER", key, group, consumer])
+        if cmd[0] == "XREADGROUP":
+            at = cmd.index("STREAMS") + 1
+            keys = cmd[at:at + (len(cmd) - at) // 2]
+        else:
+            keys = [cmd[1]]
+        for key in keys:
+            for c in (ref, ours):
+                run(c, ["XGROUP", "CREATECONSUMER", key, cmd[2], cmd[3]])
     return False
 
 
@@ -470,7 +489,10 @@ def _dirty(client) -> int:
 def older_target_dirty_differs(cmd, version) -> bool:
     """Writes whose change count Redis changed after ``version``."""
     # 7.0 counted a history read (any ID but '>') as a change; 7.4 counts none.
-    return version < (7, 4) and cmd[0] == "XREADGROUP" and cmd[-1] != ">"
+    if version >= (7, 4) or cmd[0] != "XREADGROUP" or "STREAMS" not in cmd:
+        return False
+    ids = cmd[cmd.index("STREAMS") + 1:]
+    return any(i != ">" for i in ids[len(ids) // 2:])
 
 
 def compare_runs(ref, ours, gen: Generator, version, label: str, others=(None, None),
