@@ -139,6 +139,22 @@ def test_setid_backwards_redelivers_and_reassigns(r, call):
     assert [(row[0], row[1], row[3]) for row in rows] == [(b"1-0", b"b", 1), (b"2-0", b"a", 1)]
 
 
+def test_setid_just_below_the_last_pending_entry_redelivers_it_once(r, call):
+    # The new read starts at the greatest pending ID: it must take over that entry, not
+    # add a second one.
+    fill(r, n=3)
+    call("XGROUP", "CREATE", "s", "g", "0")
+    call("XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", ">")
+    call("XGROUP", "SETID", "s", "g", "2-0")
+    call("XREADGROUP", "GROUP", "g", "b", "STREAMS", "s", ">")
+    rows = call("XPENDING", "s", "g", "-", "+", "10")
+    assert [(row[0], row[1], row[3]) for row in rows] == \
+        [(b"1-0", b"a", 1), (b"2-0", b"a", 1), (b"3-0", b"b", 1)]
+    assert call("XPENDING", "s", "g")[3] == [[b"a", b"2"], [b"b", b"1"]]
+    assert call("XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", "0")[0][1] == \
+        [[b"1-0", [b"f", b"v1"]], [b"2-0", [b"f", b"v2"]]]
+
+
 def test_xgroup_destroy_createconsumer_delconsumer(r, call):
     fill(r)
     call("XGROUP", "CREATE", "s", "g", "0")
