@@ -83,6 +83,16 @@ def test_xgroup_create_errors(r, call):
     assert call("XGROUP", "CREATE", "s", "g", "0", *["MKSTREAM"] * 3) == b"OK"
 
 
+def test_dollar_is_the_last_generated_id_even_when_deleted(r, call):
+    fill(r)
+    r.xdel("s", "3-0")
+    call("XGROUP", "CREATE", "s", "g", "$")
+    assert group_info(call)[0]["last-delivered-id"] == b"3-0"
+    call("XGROUP", "SETID", "s", "g", "0")
+    call("XGROUP", "SETID", "s", "g", "$")
+    assert group_info(call)[0]["last-delivered-id"] == b"3-0"
+
+
 def test_xgroup_create_mkstream(r, call):
     assert call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM") == b"OK"
     assert r.type("s") == b"stream" and r.xlen("s") == 0
@@ -556,6 +566,12 @@ def test_xpending_errors(r, call):
         "NOGROUP No such key 'nokey' or consumer group 'g'"
     # Argument errors come before the key lookup.
     assert err(call, "XPENDING", "nokey", "g", "-", "+", "x").startswith("value is not")
+    # At most 9 arguments, whatever they are (after the consumer they are ignored).
+    assert call("XPENDING", "s", "g", "-", "+", "1", "c", "x", "y") == []
+    assert err(call, "XPENDING", "s", "g", "-", "+", "1", "c", "x", "y", "z") == \
+        "syntax error"
+    assert err(call, "XPENDING", "s", "g", "IDLE", "0", "-", "+", "1", "c", "x") == \
+        "syntax error"
 
 
 # --- XCLAIM ---------------------------------------------------------------------------------
