@@ -130,6 +130,70 @@ def test_multibulk_length_limit_is_int_max(raw):
     assert not ok.is_closed()
 
 
+@pytest.mark.parametrize("data,reply", [
+    (b"*1\rx$4\r\nPING\r\n", b"+PONG\r\n"),
+    (b"*2\r\n$4\r\nECHO\r\n$1\rxa\r\n", b"$1\r\na\r\n"),
+    (b"*2\r\n$4\r\nECHO\r\n$1\r\r\nab\r\n", b"$1\r\n\n\r\n"),  # the LF is the argument
+    # complete for Redis, while a parser that wants CR LF still waits
+    (b"*2\r\n$4\r\nECHO\r\n$1\rxab\r", b"$1\r\na\r\n"),
+])
+@pytest.mark.parametrize("split", [False, True])
+def test_header_line_ends_at_the_first_cr(raw, data, reply, split):
+    # Redis ends a '*' or '$' line at its first CR and skips the byte after it unseen.
+    c = raw()
+    for piece in ([data[i:i + 1] for i in range(len(data))] if split else [data]):
+        c.send(piece)
+    assert c.read_reply() == reply
+    c.send(b"PING\r\n")
+    assert c.read_reply() == b"+PONG\r\n"
+
+
+@pytest.mark.parametrize("data,message", [
+    (b"*1\r\r\n$4\r\nPING\r\n", b"expected '$', got ' '"),  # the LF, shown as a space
+    (b"*1\r\n$4\r\r\nPING\r\n", None),  # the argument is "\nPIN", an unknown command
+])
+def test_header_line_cr_followed_by_cr(raw, data, message):
+    c = raw()
+    c.send(data)
+    if message is None:
+        assert c.read_reply() == (b"-ERR unknown command ' PIN', with args beginning with: "
+                                  b"\r\n")
+        assert not c.is_closed()
+    else:
+        assert c.read_reply() == b"-ERR Protocol error: " + message + b"\r\n"
+        assert c.is_closed()
+
+
+@pytest.mark.parametrize("data,message", [
+    (b"*1\x00\r\n", b"too big mbulk count string"),
+    (b"*1\r\n$4\x00\r\nPING\r\n", b"too big bulk count string"),
+    (b"*1\r\nx\x00\r\n", b"too big bulk count string"),
+])
+def test_header_line_with_a_nul_byte_never_completes(raw, data, message):
+    # strchr stops at the NUL: the line's CR is never found, and past 64 KiB the line is
+    # too big. A non-'$' first byte is not looked at before the line is complete.
+    c = raw()
+    c.send(data + b"*1\r\n$4\r\nPING\r\n")
+    assert c.read_until(lambda b: False, timeout=0.3) == b""
+    assert not c.is_closed()
+    c.send(b"x" * (64 * 1024))
+    assert c.read_reply() == b"-ERR Protocol error: " + message + b"\r\n"
+    assert c.is_closed()
+
+
+def test_bulk_header_first_byte_is_checked_once_the_line_is_complete(raw):
+    c = raw()
+    c.send(b"*1\r\n$4\r\nPING\r\n*1\r\nxyz")
+    assert c.read_reply() == b"+PONG\r\n"
+    assert c.read_until(lambda b: False, timeout=0.3) == b""
+    c.send(b"\r")  # the CR alone does not complete the line: the byte after it must come
+    assert c.read_until(lambda b: False, timeout=0.3) == b""
+    assert not c.is_closed()
+    c.send(b"\n")
+    assert c.read_reply() == b"-ERR Protocol error: expected '$', got 'x'\r\n"
+    assert c.is_closed()
+
+
 def test_protocol_error_split_across_writes(raw):
     c = raw()
     for b in (b"*1\r", b"\n$", b"9999999999", b"99\r\n"):

@@ -59,6 +59,10 @@ _INVALID = (
     b"*1\r\n(12345\r\n", b"*1\r\n:1\r\n", b"*2\r\n$x\r\n", b"*abc\r\n", b"*1\r\n$-5\r\n",
     b"*01\r\n$1\r\na\r\n", b"*1\r\n$03\r\nabc\r\n", b"*1\r\n$3\r\nabcd\r\n", b'"unbalanced\r\n',
     b"*1\r\n*1\r\n$1\r\na\r\n", b"*1\r\n_\r\n", b"*1\r\n,1.5\r\n", b"*1\r\n#t\r\n",
+    # header lines Redis ends at a bare CR (hiredis wants CR LF), or never ends past a NUL
+    b"*1\rx$4\r\nPING\r\n", b"*2\r\n$4\r\nECHO\r\n$1\rxab\r", b"*1\r\r\n$1\r\na\r\n",
+    b"*3\r\n$1\rxa\r\n$1\r\nb\r\n$2\r\r\nab\r\n", b"*1\x00\r\n", b"*1\r\n$3\x00\r\n",
+    b"*1\r\nx\x00\r\n",
 )
 
 

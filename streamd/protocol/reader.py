@@ -258,12 +258,17 @@ class _PyParser:
         return InlineArgs(argv), nl + 1
 
     def _line(self, buf, pos, too_big):
-        nl = buf.find(b"\r\n", pos)
-        if nl < 0:
+        """Where the header line at ``pos`` ends, or None until it is complete.
+
+        Redis looks for the end with strchr(buf, CR): the first CR ends the line and the
+        byte after it is skipped unseen (it need not be LF, but it must have arrived); a NUL
+        byte before the CR hides it, so the line never completes."""
+        cr = buf.find(b"\r", pos)
+        if cr < 0 or buf.find(0, pos, cr) >= 0:
             if len(buf) - pos > INLINE_MAX:
                 raise ProtocolError(too_big)
             return None
-        return nl
+        return cr if cr + 1 < len(buf) else None
 
     def _multibulk(self, buf, pos):
         nl = self._line(buf, pos, "too big mbulk count string")
@@ -302,12 +307,12 @@ class _PyParser:
         if it is not all there yet; raises on a malformed one."""
         if pos >= len(buf):
             return None
+        nl = self._line(buf, pos, "too big bulk count string")
+        if nl is None:
+            return None  # Redis looks at the first byte only once the line is complete
         if buf[pos] != 0x24:  # '$'
             ch = chr(buf[pos])
             raise ProtocolError(f"expected '$', got '{ch}'")
-        nl = self._line(buf, pos, "too big bulk count string")
-        if nl is None:
-            return None
         size = _strict_ll(buf[pos + 1:nl])
         if size is None or size < 0 or size > max_bulk:
             raise ProtocolError("invalid bulk length")
@@ -497,8 +502,8 @@ class RequestReader:
             self._chunks.clear()
             self._fed = self._consumed = self._need = 0
             self._suspect = False
-        else:
-            self._check_pending(pending)
+        elif self._check_pending(pending):
+            return self._fallback(out)
         return out
 
     def _tail(self) -> bytes:
@@ -521,18 +526,24 @@ class RequestReader:
     def _pending(self) -> bytes:
         return b"".join(self._chunks)[self._consumed:]
 
-    def _check_pending(self, pending: int) -> None:
+    def _check_pending(self, pending: int) -> bool:
+        """Check the bytes hiredis holds back as Redis would; True if Redis would run a
+        request hiredis still waits on (a header line ended by a bare CR: hiredis wants
+        CR LF), which the exact parser must then take."""
         # hiredis happily waits for a 3 GB bulk; Redis rejects the header at once.
         if pending > self._limits.query_buffer_limit():
             raise ProtocolError("query buffer limit")
         if pending < self._need:
-            return  # still inside the bulk argument the last check stopped in
+            return False  # still inside the bulk argument the last check stopped in
         if pending <= 1 << 20 or len(self._chunks) <= 2:
             py = self._py
             py.need = 0
-            py.parse(self._pending(), 0, [])  # a check only: hiredis has these bytes
+            ready: list = []
+            py.parse(self._pending(), 0, ready)  # a check: hiredis has these bytes
             py.big = None
             self._need = py.need
+            return bool(ready)
+        return False
 
     def _take_from_hiredis(self) -> bytes:
         """The bytes hiredis holds but has not returned as requests; hiredis starts over."""
@@ -544,15 +555,17 @@ class RequestReader:
         return data
 
     def _fallback(self, out: list) -> list:
-        return self._feed_py(self._take_from_hiredis(), out)
+        return self._feed_py(self._take_from_hiredis(), out, True)
 
-    def _feed_py(self, data: bytes, out: list) -> list:
+    def _feed_py(self, data: bytes, out: list, refused: bool = False) -> list:
         py = self._py
         pos = py.parse(data, 0, out)
         rest = data[pos:]
         # Go back to hiredis as soon as the buffer is empty or a multibulk request starts,
-        # unless a big request is open or its header is still incomplete: both stay here.
-        if py.big is not None:
+        # unless a big request is open or its header is still incomplete: both stay here,
+        # as does a request hiredis refused that Redis still waits for the rest of (a header
+        # line ended by a bare CR, or one a NUL byte hides): hiredis would refuse it again.
+        if py.big is not None or (refused and not pos):
             self._pybuf = rest
         elif rest[:1] == b"*" and _BIG_HEADER.search(rest) is None:
             self._pybuf = None
