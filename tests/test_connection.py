@@ -287,15 +287,46 @@ def test_auth_and_hello_refusals_with_a_password(raw, password, request_, reply)
     assert c.read_reply() == b"-NOAUTH Authentication required.\r\n"
 
 
+@pytest.mark.min_redis("7.2")
 @pytest.mark.parametrize("options", [b"BOGUS", b"SETNAME a\x7fb"])
-def test_hello_auth_takes_effect_before_a_later_option_fails(raw, password, options):
-    # HELLO applies AUTH as it reads it: an error in a later option still leaves the
-    # connection authenticated (and on its old protocol).
+def test_hello_checks_every_option_before_it_authenticates(raw, password, options):
+    # Since 7.2 HELLO reads all its options first: an error in a later one leaves the
+    # connection unauthenticated (Redis 7.0 applied AUTH as it read it).
     c = raw()
     c.send(b"HELLO 3 AUTH default s3cret " + options + b"\r\n")
     assert c.read_reply().startswith(b"-ERR ")
-    c.send(b"PING\r\nCLIENT GETNAME\r\n")
-    assert c.read_reply() == b"+PONG\r\n"
+    c.send(b"PING\r\n")
+    assert c.read_reply() == b"-NOAUTH Authentication required.\r\n"
+
+
+@pytest.mark.min_redis("7.2")
+@pytest.mark.parametrize("request_, reply", [
+    (b"HELLO 3 SETNAME nm\r\n", b"-NOAUTH HELLO must be called"),
+    (b"HELLO 3 SETNAME nm AUTH default nope\r\n", b"-WRONGPASS "),
+])
+def test_hello_sets_the_name_only_once_authenticated(raw, password, request_, reply):
+    c = raw()
+    c.send(request_)
+    assert c.read_reply().startswith(reply)
+    c.send(b"AUTH s3cret\r\nCLIENT GETNAME\r\n")
+    assert c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b"$-1\r\n"
+
+
+@pytest.mark.min_redis("7.2")
+def test_hello_tries_only_the_last_auth(raw, password):
+    c = raw()
+    c.send(b"HELLO 2 AUTH default nope AUTH default s3cret SETNAME a SETNAME b\r\n")
+    assert c.read_reply().startswith(b"*14\r\n")
+    c.send(b"CLIENT GETNAME\r\n")
+    assert c.read_reply() == b"$1\r\nb\r\n"
+
+
+@pytest.mark.min_redis("7.2")
+def test_hello_bad_option_leaves_the_name_unset(raw):
+    c = raw()
+    c.send(b"HELLO 2 SETNAME nm BOGUS\r\nCLIENT GETNAME\r\n")
+    assert c.read_reply() == b"-ERR Syntax error in HELLO option 'BOGUS'\r\n"
     assert c.read_reply() == b"$-1\r\n"
 
 

@@ -102,19 +102,22 @@ def hello(ctx, argv):
         proto = parse_int(args.next(), E.PROTO_NOT_INT)
         if proto not in (2, 3):
             raise CommandError(E.NOPROTO)
-    name = None
+    # As in Redis since 7.2, every option is checked before anything takes effect: then
+    # the last AUTH is tried, and the last SETNAME applies once the client is authenticated.
+    # (Redis 7.0 applied each AUTH and SETNAME as it read it.)
+    credentials = name = None
     while not args.done:
         opt = args.next()
         word = opt.upper()
         if word == b"AUTH" and args.remaining >= 2:
-            # As in Redis, AUTH takes effect as it is read: a later bad option leaves the
-            # connection authenticated.
-            _check_password(ctx, args.next(), args.next())
+            credentials = args.next(), args.next()
         elif word == b"SETNAME" and args.remaining >= 1:
             name = args.next()
             _check_name(name)
         else:
             raise CommandError(f"ERR Syntax error in HELLO option '{E._show(opt)}'")
+    if credentials is not None:
+        _check_password(ctx, *credentials)
     if not ctx.authenticated:
         raise CommandError("NOAUTH HELLO must be called with the client already authenticated, "
                            "otherwise the HELLO <proto> AUTH <user> <pass> option can be used "
