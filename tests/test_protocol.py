@@ -3,6 +3,7 @@ protocol errors. These hold for real Redis as well (run with --redis-url)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
@@ -275,6 +276,25 @@ def test_proto_max_bulk_len_is_configurable(r, raw):
         assert ok.read_exact(1048576 + 13).startswith(b"$1048576\r\nyyy")
     finally:
         r.config_set("proto-max-bulk-len", old)
+
+
+def test_query_buffer_limit_closes_the_connection_without_a_reply(r, raw):
+    # Redis logs the overflow and drops the client: no error reply, unlike a protocol
+    # error. Replies to what it ran before are not lost.
+    old = r.config_get("client-query-buffer-limit")["client-query-buffer-limit"]
+    r.config_set("client-query-buffer-limit", "1mb")
+    try:
+        c = raw()
+        c.send(b"PING\r\n")
+        assert c.read_reply() == b"+PONG\r\n"
+        c.send(b"*2\r\n$4\r\nECHO\r\n$2000000\r\n")
+        with contextlib.suppress(OSError):  # the server may close while this is sent
+            for _ in range(12):
+                c.send(b"x" * 100_000)
+        assert c.is_closed()
+        assert c.buf == b""
+    finally:
+        r.config_set("client-query-buffer-limit", old)
 
 
 def _bulks(*args: bytes) -> bytes:

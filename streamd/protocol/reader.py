@@ -41,6 +41,11 @@ class ProtocolError(Exception):
     """Malformed request; the message follows ``-ERR Protocol error: ``."""
 
 
+class QueryBufferFull(ProtocolError):
+    """The pending bytes passed client-query-buffer-limit: Redis closes the connection
+    without a reply."""
+
+
 class InlineArgs(list):
     """The argv of an inline request (the unauthenticated limits never apply to it)."""
 
@@ -532,7 +537,7 @@ class RequestReader:
         CR LF), which the exact parser must then take."""
         # hiredis happily waits for a 3 GB bulk; Redis rejects the header at once.
         if pending > self._limits.query_buffer_limit():
-            raise ProtocolError("query buffer limit")
+            raise QueryBufferFull("query buffer limit")
         if pending < self._need:
             return False  # still inside the bulk argument the last check stopped in
         if pending <= 1 << 20 or len(self._chunks) <= 2:

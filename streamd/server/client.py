@@ -10,6 +10,7 @@ buffer is full, reading from the socket pauses until it drains.
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import time
 import weakref
@@ -18,8 +19,10 @@ from time import time as _now
 
 from ..commands.errors import CommandError
 from ..protocol.encoder import encode
-from ..protocol.reader import ProtocolError, RequestReader
+from ..protocol.reader import ProtocolError, QueryBufferFull, RequestReader
 from ..protocol.replies import ErrorReply
+
+log = logging.getLogger("streamd")
 
 
 class Client(asyncio.Protocol):
@@ -165,7 +168,10 @@ class Client(asyncio.Protocol):
                 requests = reader.feed(data)
             except ProtocolError as exc:
                 self.run_requests(exc.requests)
-                self.protocol_error(str(exc))
+                if type(exc) is QueryBufferFull:
+                    self.query_buffer_full()
+                else:
+                    self.protocol_error(str(exc))
                 return
             if requests:
                 if self.waiter is not None or self.pending:
@@ -220,6 +226,15 @@ class Client(asyncio.Protocol):
         self.server.log_verbose(f"Protocol error ({message}) from client: id={self.id} "
                                 f"addr={self.addr}")
         encode(ErrorReply(f"ERR Protocol error: {message}"), self._out, self.resp)
+        self.closing = True
+        self.flush()
+
+    def query_buffer_full(self) -> None:
+        # Redis logs this and drops the client without a reply. The requests before the
+        # overflow still get theirs: Redis reads at most 16 KiB at a time, so it ran them
+        # and wrote their replies before the buffer grew past the limit.
+        log.warning("Closing client that reached max query buffer length: id=%d addr=%s",
+                    self.id, self.addr)
         self.closing = True
         self.flush()
 
