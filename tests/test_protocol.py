@@ -120,6 +120,51 @@ def test_commands_before_a_protocol_error_still_run(raw, writes, bad):
     assert c.is_closed()
 
 
+@pytest.mark.parametrize("writes", [
+    [b"XREAD BLOCK 200 STREAMS pe:none $\r\nPING\r\n*x\r\n"],
+    [b"XREAD BLOCK 300 STREAMS pe:none $\r\n", b"PING\r\n*x\r\n"],  # blocked already
+    [b"XREAD BLOCK 300 STREAMS pe:none $\r\nPING\r\n", b"*x\r\nPING\r\n"],
+])
+def test_blocked_client_is_served_before_its_protocol_error(raw, writes):
+    # Redis parses nothing while a client is blocked: the blocking command times out, the
+    # requests queued behind it run, and only then are the bad bytes read and refused.
+    c = raw()
+    for i, data in enumerate(writes):
+        if i:
+            time.sleep(0.05)
+        c.send(data)
+    assert c.read_reply() == b"*-1\r\n"
+    assert c.read_reply() == b"+PONG\r\n"
+    assert c.read_reply() == b"-ERR Protocol error: invalid multibulk length\r\n"
+    assert c.is_closed()
+
+
+def test_protocol_error_waits_for_the_entry_that_unblocks(r, raw):
+    r.delete("pe:s")
+    c = raw()
+    c.send(b"XREAD BLOCK 5000 STREAMS pe:s $\r\n\"unbalanced\r\n")
+    time.sleep(0.1)
+    assert c.read_until(lambda b: False, timeout=0.1) == b""
+    r.xadd("pe:s", {"f": "v"}, id="1-1")
+    assert c.read_reply() == (b"*1\r\n*2\r\n$4\r\npe:s\r\n*1\r\n*2\r\n$3\r\n1-1\r\n"
+                              b"*2\r\n$1\r\nf\r\n$1\r\nv\r\n")
+    assert c.read_reply() == b"-ERR Protocol error: unbalanced quotes in request\r\n"
+    assert c.is_closed()
+
+
+def test_paused_client_is_served_before_its_protocol_error(r, raw):
+    c = raw()
+    try:
+        r.execute_command("CLIENT", "PAUSE", "300", "ALL")
+        c.send(b"PING\r\n*x\r\n")
+        assert c.read_until(lambda b: False, timeout=0.1) == b""
+        assert c.read_reply() == b"+PONG\r\n"
+        assert c.read_reply() == b"-ERR Protocol error: invalid multibulk length\r\n"
+        assert c.is_closed()
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")
+
+
 def test_multibulk_length_limit_is_int_max(raw):
     c = raw()
     c.send(b"*2147483648\r\n")

@@ -25,6 +25,22 @@ from ..protocol.replies import ErrorReply
 log = logging.getLogger("streamd")
 
 
+class _Discard:
+    """Stands in for the reader once a protocol error waits to be reported: Redis parses
+    nothing after the bad bytes."""
+
+    held = False
+
+    def feed(self, data: bytes) -> list:
+        return []
+
+    def set_gated(self, gated: bool) -> None:
+        pass
+
+
+_DISCARD = _Discard()
+
+
 class Client(asyncio.Protocol):
     # Only state that commands may read or change is public; see commands/* for users.
     def __init__(self, server):
@@ -50,6 +66,7 @@ class Client(asyncio.Protocol):
         self.watch_dirty = False  # a watched key changed since WATCH
         self.waiter = None  # the Waiter while blocked
         self.pending: deque = deque()  # requests received while blocked
+        self._bad_input: str | None = None  # a protocol error to report once pending is done
         self.closing = False
         self.no_evict = False
         self.no_touch = False
@@ -167,9 +184,17 @@ class Client(asyncio.Protocol):
             try:
                 requests = reader.feed(data)
             except ProtocolError as exc:
-                self.run_requests(exc.requests)
+                if self.waiter is not None or self.pending:
+                    self.pending.extend(exc.requests)
+                else:
+                    self.run_requests(exc.requests)
                 if type(exc) is QueryBufferFull:
                     self.query_buffer_full()
+                elif self.waiter is not None or self.pending:
+                    # Redis parses no further while the client is blocked or paused: what
+                    # came before the bad bytes is served first, then the error is sent.
+                    self.reader = _DISCARD
+                    self._bad_input = str(exc)
                 else:
                     self.protocol_error(str(exc))
                 return
@@ -196,6 +221,9 @@ class Client(asyncio.Protocol):
             requests = list(self.pending)
             self.pending.clear()
             self.run_requests(requests)
+        if (self._bad_input is not None and not self.pending and self.waiter is None
+                and not self.closing and not self.postponed):
+            self.protocol_error(self._bad_input)
 
     def send(self, reply) -> None:
         encode(reply, self._out, self.resp)
