@@ -323,7 +323,11 @@ def test_proto_max_bulk_len_is_configurable(r, raw):
         r.config_set("proto-max-bulk-len", old)
 
 
-def test_query_buffer_limit_closes_the_connection_without_a_reply(r, raw):
+@pytest.mark.parametrize("header", [
+    b"*2\r\n$4\r\nECHO\r\n$2000000\r\n",
+    b"*1000000\r\n$2000000\r\n",  # a request with a big count, read argument by argument
+])
+def test_query_buffer_limit_closes_the_connection_without_a_reply(r, raw, header):
     # Redis logs the overflow and drops the client: no error reply, unlike a protocol
     # error. Replies to what it ran before are not lost.
     old = r.config_get("client-query-buffer-limit")["client-query-buffer-limit"]
@@ -332,7 +336,7 @@ def test_query_buffer_limit_closes_the_connection_without_a_reply(r, raw):
         c = raw()
         c.send(b"PING\r\n")
         assert c.read_reply() == b"+PONG\r\n"
-        c.send(b"*2\r\n$4\r\nECHO\r\n$2000000\r\n")
+        c.send(header)
         with contextlib.suppress(OSError):  # the server may close while this is sent
             for _ in range(12):
                 c.send(b"x" * 100_000)

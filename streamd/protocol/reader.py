@@ -566,6 +566,9 @@ class RequestReader:
         py = self._py
         pos = py.parse(data, 0, out)
         rest = data[pos:]
+        # The limit is at least 1 MiB: shorter leftovers (all inline ones) need no check.
+        if len(rest) > 1 << 20 and len(rest) > self._limits.query_buffer_limit():
+            raise QueryBufferFull("query buffer limit")
         # Go back to hiredis as soon as the buffer is empty or a multibulk request starts,
         # unless a big request is open or its header is still incomplete: both stay here,
         # as does a request hiredis refused that Redis still waits for the rest of (a header
