@@ -54,6 +54,8 @@ def reset(ctx, argv):
     ctx.multi = None
     ctx.multi_error = False
     ctx.unwatch_all()
+    if ctx.subscribed:
+        ctx.server.pubsub.drop_client(ctx)  # silently: no unsubscribe confirmations
     ctx.db = ctx.keyspace.dbs[0]
     ctx.resp = 2
     ctx.name = b""
@@ -126,6 +128,8 @@ def hello(ctx, argv):
     if name is not None:
         ctx.name = name
     ctx.resp = proto
+    if ctx.subscribed:
+        ctx.update_subscribed()  # a subscriber switching to RESP2 enters subscribed mode
     return Map([(b"server", b"redis"), (b"version", REDIS_VERSION.encode()),
                 (b"proto", proto), (b"id", ctx.id), (b"mode", b"standalone"),
                 (b"role", b"master"), (b"modules", [])])
@@ -159,7 +163,7 @@ def _check_name(name: bytes, what: str = "Client names") -> None:
 
 
 def client_line(c, now: float) -> str:
-    flags = ""
+    flags = "P" if c.subscribed else ""
     if c.waiter is not None:
         flags += "b"
     if c.multi is not None:
@@ -173,8 +177,8 @@ def client_line(c, now: float) -> str:
     flags = flags or "N"
     return (f"id={c.id} addr={c.addr} laddr={c.laddr} fd={c.fd} "
             f"name={c.name.decode('utf-8', 'replace')} age={int(now - c.created)} "
-            f"idle={int(now - c.last_interaction)} flags={flags} db={c.db.index} sub=0 psub=0 "
-            f"ssub=0 multi={len(c.multi) if c.multi is not None else -1} "
+            f"idle={int(now - c.last_interaction)} flags={flags} db={c.db.index} "
+            f"sub={len(c.channels)} psub={len(c.patterns)} ssub={len(c.shard_channels)} multi={len(c.multi) if c.multi is not None else -1} "
             f"watch={len(c.watched)} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 "
             f"rbp=0 obl=0 oll=0 omem=0 tot-mem=1024 events=r cmd={c.last_cmd} user=default "
             f"redir=-1 resp={c.resp} lib-name={c.lib_name.decode('utf-8', 'replace')} "
@@ -246,8 +250,9 @@ def client_list(ctx, argv):
         kind = argv[3].lower()
         if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
             raise CommandError(f"ERR Unknown client type '{E._show(argv[3])}'")
-        if kind != b"normal":
-            clients = []
+        # A client with subscriptions is of type pubsub (whatever its protocol), the
+        # others normal; there are no masters or replicas.
+        clients = [c for c in clients if (b"pubsub" if c.subscribed else b"normal") == kind]
     elif len(argv) > 3 and argv[2].upper() == b"ID":
         by_id = {c.id: c for c in clients}
         clients = []
@@ -307,7 +312,7 @@ def client_kill(ctx, argv):
     want_id = addr = laddr = None
     maxage = 0
     skipme = True
-    match_type = True  # every client here is a normal one
+    match_type = None  # b"normal" or b"pubsub": no masters or replicas here
     for i in range(2, len(argv), 2):
         opt, val = argv[i].upper(), argv[i + 1]
         if opt == b"ID":
@@ -325,7 +330,7 @@ def client_kill(ctx, argv):
             kind = val.lower()
             if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
                 raise CommandError(f"ERR Unknown client type '{E._show(val)}'")
-            match_type = kind == b"normal"
+            match_type = kind if kind in (b"normal", b"pubsub") else b"none"
         elif opt == b"USER":
             if val != b"default":  # the only user
                 raise CommandError(f"ERR No such user '{E._show(val)}'")
@@ -336,7 +341,9 @@ def client_kill(ctx, argv):
             raise CommandError(E.SYNTAX)
     killed = 0
     now = int(time.time())
-    for c in list(clients.values()) if match_type else ():
+    for c in list(clients.values()):
+        if match_type is not None and (b"pubsub" if c.subscribed else b"normal") != match_type:
+            continue
         if want_id is not None and c.id != want_id:
             continue
         if maxage and now - int(c.created) < maxage:

@@ -258,5 +258,11 @@ HSETEX_FNX_FXX = "ERR Only one of FXX or FNX arguments can be specified"
 HSETEX_EXPIRATION = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
 
 
+def subscribed_context(name: str) -> str:
+    """A RESP2 client with subscriptions ran something else (``name``: ``client|info``)."""
+    return (f"ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
+            "QUIT / RESET are allowed in this context")
+
+
 def unknown_argument(arg: bytes) -> str:
     return f"ERR unknown argument: {_show(arg, len(arg))}"

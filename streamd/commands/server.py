@@ -80,7 +80,8 @@ def _section(ctx, name: str) -> list[str]:
         blocked, timed, keys, nokey = srv.blocked_stats()
         return [f"connected_clients:{len(srv.clients)}", "cluster_connections:0",
                 f"maxclients:{ctx.config['maxclients']}", f"blocked_clients:{blocked}",
-                "tracking_clients:0", "pubsub_clients:0", "watching_clients:"
+                "tracking_clients:0", "pubsub_clients:"
+                f"{sum(1 for c in srv.clients.values() if c.subscribed)}", "watching_clients:"
                 f"{sum(1 for c in srv.clients.values() if c.watched)}",
                 f"clients_in_timeout_table:{timed}", f"total_watched_keys:"
                 f"{sum(len(db.watched) for db in ks.dbs)}",
@@ -113,6 +114,9 @@ def _section(ctx, name: str) -> list[str]:
                 f"expired_keys:{ks.expired_keys}",
                 f"expired_subkeys:{ks.expired_subkeys}", "evicted_keys:0",
                 "keyspace_hits:0", "keyspace_misses:0",
+                f"pubsub_channels:{len(srv.pubsub.channels)}",
+                f"pubsub_patterns:{len(srv.pubsub.patterns)}",
+                f"pubsubshard_channels:{len(srv.pubsub.shard)}",
                 "unexpected_error_replies:0",
                 f"total_error_replies:{srv.stat_error_replies}",
                 f"total_reads_processed:{reads}", f"total_writes_processed:{writes}"]
@@ -253,6 +257,7 @@ def config_set(ctx, argv):
         except ConfigError as exc:
             ctx.config.values = old  # all-or-nothing, as Redis does
             raise CommandError(E.CONFIG_SET_FAILED.format(name, exc)) from None
+    ctx.keyspace.configure_events(ctx.config["notify-keyspace-events"])
     return OK
 
 

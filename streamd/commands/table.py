@@ -293,7 +293,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     cats.extend(acl.split())
     for flag, implied in (("write", ("write",)), ("readonly", ("read",)),
                           ("admin", ("admin", "dangerous")), ("fast", ("fast",)),
-                          ("blocking", ("blocking",))):
+                          ("blocking", ("blocking",)), ("pubsub", ("pubsub",))):
         if flag in flagset:
             cats.extend(implied)
     if "fast" not in cats:

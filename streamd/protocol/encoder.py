@@ -14,6 +14,7 @@ from .replies import (
     Map,
     Push,
     Raw,
+    Replies,
     SetReply,
     Simple,
     Verbatim,
@@ -211,6 +212,9 @@ def encode(value, out: bytearray, resp: int = 2) -> None:
         items = value.items
         out += (b">%d\r\n" if resp == 3 else b"*%d\r\n") % len(items)
         for item in items:
+            encode(item, out, resp)
+    elif t is Replies:
+        for item in value.items:
             encode(item, out, resp)
     elif t is bytearray or t is memoryview:
         encode(bytes(value), out, resp)

@@ -18,6 +18,7 @@ value               RESP2                      RESP3
 ``SetReply``        array                      set ``~``
 ``Verbatim``        bulk string                verbatim ``=``
 ``Push``            array                      push ``>``
+``Replies``         each item in turn          each item in turn
 ``Raw``             pre-encoded bytes          pre-encoded bytes
 ``ErrorReply``      ``-...``                   ``-...``
 ==================  =========================  ==========================
@@ -97,6 +98,15 @@ class Verbatim:
 
 class Push:
     """An out-of-band push message: an array in RESP2, ``>`` in RESP3."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = items
+
+
+class Replies:
+    """Several replies in a row for one command (SUBSCRIBE confirms each channel)."""
 
     __slots__ = ("items",)
 

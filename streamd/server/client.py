@@ -65,6 +65,12 @@ class Client(asyncio.Protocol):
         self.watched: set = set()  # (db, key) pairs under WATCH
         self.watch_dirty = False  # a watched key changed since WATCH
         self.waiter = None  # the Waiter while blocked
+        # Pub/sub subscriptions, in subscription order (dicts as ordered sets; see
+        # server/pubsub.py). ``subscribed``: any of them is held (Redis's CLIENT_PUBSUB).
+        self.channels: dict = {}
+        self.patterns: dict = {}
+        self.shard_channels: dict = {}
+        self.subscribed = False
         self.pending: deque = deque()  # requests received while blocked
         self._bad_input: str | None = None  # a protocol error to report once pending is done
         self.closing = False
@@ -116,8 +122,15 @@ class Client(asyncio.Protocol):
         return self.net_in, self.net_out, self.io_reads, self.io_writes
 
     def update_special(self) -> None:
+        # A RESP2 subscriber may only run the pub/sub commands, PING, QUIT and RESET.
         self.special = (not self._authenticated or self._multi is not None
-                        or self.server.pause_type is not None)
+                        or self.server.pause_type is not None
+                        or (self.subscribed and self.resp == 2))
+
+    def update_subscribed(self) -> None:
+        """After a subscription came or went (and after a protocol switch)."""
+        self.subscribed = bool(self.channels or self.patterns or self.shard_channels)
+        self.update_special()
 
     # --- limits the reader asks about ---------------------------------------------------
     def proto_max_bulk_len(self) -> int:

@@ -21,6 +21,7 @@ from ..commands import load_commands
 from ..commands import errors as E
 from ..commands.blocking import Block
 from ..commands.errors import CommandError
+from ..commands.pubsub import SUBSCRIBED_ALLOWED, ping_subscribed
 from ..commands.table import DISPATCH, Command, every_command
 from ..commands.transactions import exec_refused
 from ..config import Config
@@ -30,6 +31,7 @@ from ..protocol.reader import unauthenticated_refusal
 from ..protocol.replies import NULL_ARRAY, QUEUED as _QUEUED, ErrorReply
 from ..store.keyspace import Keyspace, now_ms
 from .client import Client
+from .pubsub import PubSub
 from .writes import WriteScheduler
 
 log = logging.getLogger("streamd")
@@ -64,6 +66,9 @@ class Server:
         self.keyspace.idmp = IdmpRegistry()
         self.clients: dict[int, Client] = {}
         self.writes = WriteScheduler()  # when replies are written (at once or per iteration)
+        self.pubsub = PubSub(self.writes)
+        self.keyspace.event_hook = self.pubsub.keyspace_event
+        self.keyspace.configure_events(self.config["notify-keyspace-events"])
         self._next_id = 0
         self.started = time.time()
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -250,9 +255,14 @@ class Server:
         arity = cmd.arity
         if (len(argv) != arity) if arity > 0 else (len(argv) < -arity):
             return self._reject(client, E.wrong_arity(cmd.name), cmd)
-        if client.special:  # not authenticated, inside MULTI or paused
+        if client.special:  # not authenticated, inside MULTI, paused or a RESP2 subscriber
             if not client.authenticated and cmd.name not in _NO_AUTH:
                 return self._reject(client, E.NOAUTH, cmd)
+            if client.subscribed and client.resp == 2:
+                if cmd.name not in SUBSCRIBED_ALLOWED:
+                    return self._reject(client, E.subscribed_context(cmd.name), cmd)
+                if cmd.name == "ping":  # answered here: PING's own handler stays lean
+                    return self._run_instead(client, cmd, argv, ping_subscribed)
             if client.multi is not None and "no_multi" in cmd.flags:  # SAVE, SHUTDOWN
                 return self._reject(client, E.NOT_IN_MULTI, cmd)
             pause = self.pause_type
@@ -265,6 +275,21 @@ class Server:
                     client.multi.append((cmd, argv))
                     return _QUEUED
         return cmd
+
+    def _run_instead(self, client: Client, cmd, argv, handler):
+        """Run ``handler(argv)`` in place of ``cmd``'s handler, accounted as ``cmd``; the
+        reply."""
+        client.tot_cmds += 1
+        client.last_cmd = cmd.name
+        start = time_ns()
+        client.now_ms = start // 1_000_000
+        try:
+            reply = handler(argv)
+        except Exception as exc:
+            reply = self._failed(cmd, argv, exc)
+        cmd.calls += 1
+        cmd.usec += max(0, time_ns() - start) // 1000
+        return reply
 
     def commands_processed(self) -> int:
         """INFO ``total_commands_processed``: every command run (EXEC's inner commands
@@ -457,6 +482,8 @@ class Server:
         if client.waiter is not None:
             self._unpark(client.waiter)
         client.unwatch_all()
+        if client.subscribed:
+            self.pubsub.drop_client(client)
         if client.postponed and client in self._postponed:
             self._postponed.remove(client)
         if self.clients.pop(client.id, None) is not None:

@@ -6,6 +6,10 @@ database and are maintained by the server:
 - ``watched``: key -> set of watcher objects; a write to the key sets ``watcher.watch_dirty``.
 - ``blocking``: key -> waiters parked on it; ``signal_ready`` queues the key on the keyspace
   so the server can re-run those waiters after the current command.
+
+Keyspace events (``notify-keyspace-events``) go to one hook the server installs. Commands
+announce their own events through ``Database.notify``; the store announces only what it
+does by itself: a key created (``new``) and a key expired (``expired``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,24 @@ from .stream import Stream
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+# Keyspace event classes, Redis's NOTIFY_* bits; the letters are notify-keyspace-events'.
+EV_GENERIC = 1 << 2  # g
+EV_STRING = 1 << 3  # $
+EV_LIST = 1 << 4  # l
+EV_SET = 1 << 5  # s
+EV_HASH = 1 << 6  # h
+EV_ZSET = 1 << 7  # z
+EV_EXPIRED = 1 << 8  # x
+EV_EVICTED = 1 << 9  # e
+EV_STREAM = 1 << 10  # t
+EV_KEY_MISS = 1 << 11  # m
+EV_MODULE = 1 << 12  # d
+EV_NEW = 1 << 13  # n
+_EV_LETTERS = {"g": EV_GENERIC, "$": EV_STRING, "l": EV_LIST, "s": EV_SET, "h": EV_HASH,
+               "z": EV_ZSET, "x": EV_EXPIRED, "e": EV_EVICTED, "t": EV_STREAM,
+               "m": EV_KEY_MISS, "d": EV_MODULE, "n": EV_NEW}
 
 
 # A key expires once the clock is past its expiry time, as in Redis (now > when): during
@@ -82,6 +104,8 @@ class Database:
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
         self.modified(key, changes)
+        if old is None and self.keyspace.events & EV_NEW:
+            self.notify(EV_NEW, b"new", key)
         if old is not None and type(old) is not type(value) and key in self.blocking:
             # A type change must reach waiters whose command fails on it (XREADGROUP).
             self.keyspace.ready.append((self, key, True))
@@ -90,6 +114,8 @@ class Database:
         """Create ``key`` (known to be absent) without touching WATCH state twice."""
         self.data[key] = value
         self.modified(key, changes)
+        if self.keyspace.events & EV_NEW:
+            self.notify(EV_NEW, b"new", key)
 
     def delete(self, key: bytes, changes: int = 1) -> bool:
         if key not in self.data:
@@ -151,6 +177,14 @@ class Database:
         if self.watched:
             self._touch_watchers(key)
 
+    def notify(self, kind: int, event: bytes, key: bytes) -> None:
+        """Announce ``event`` (of class ``kind``) on ``key``, if that class is enabled.
+        Callers on a hot path test ``keyspace.events`` first, so that a server with no
+        events enabled pays one attribute test."""
+        ks = self.keyspace
+        if ks.events & kind:
+            ks.event_hook(event, key, self.index, ks.event_channels)
+
     def _touch_watchers(self, key: bytes) -> None:
         watchers = self.watched.get(key)
         if watchers:
@@ -167,6 +201,8 @@ class Database:
         del self.expires[key]
         self.keyspace.expired_keys += 1
         self.modified(key, 0)  # Redis counts an expiry in expired_keys, not as a change
+        if self.keyspace.events & EV_EXPIRED:
+            self.notify(EV_EXPIRED, b"expired", key)
         if key in self.blocking:
             self.keyspace.ready.append((self, key, True))
 
@@ -280,6 +316,20 @@ class Keyspace:
         # True during CLIENT PAUSE: Redis then deletes no expired key (they read as absent
         # but stay counted in DBSIZE and INFO keyspace, and expired_keys does not move).
         self.expiry_paused = False
+        # Keyspace events: the classes announced (0 unless a channel kind is on too), the
+        # channel kinds (1: __keyspace@<db>__:<key>, 2: __keyevent@<db>__:<event>) and the
+        # server's hook ``fn(event, key, db index, channel kinds)``.
+        self.events = 0
+        self.event_channels = 0
+        self.event_hook = None
+
+    def configure_events(self, flags: str) -> None:
+        """Take ``notify-keyspace-events`` (its canonical spelling, see config.py)."""
+        classes = 0
+        for c in flags.replace("A", "g$lshzxetd"):
+            classes |= _EV_LETTERS.get(c, 0)
+        self.event_channels = ("K" in flags) | ("E" in flags) << 1
+        self.events = classes if self.event_channels and self.event_hook else 0
 
     # Redis's slow expire cycle takes at most a quarter of each cron period: 25 ms at hz 10.
     ACTIVE_EXPIRE_BUDGET_S = 0.025

@@ -1,0 +1,138 @@
+"""Pub/sub: who listens to which channel, and the delivery of messages to them.
+
+Three kinds of subscription, each kept twice: on the server (name -> subscribers, in
+subscription order) and on the client (its names, in subscription order, for UNSUBSCRIBE
+without arguments and CLIENT LIST). Channels and patterns share the subscription count
+Redis replies with; shard channels count on their own (Redis 7.0).
+
+A message is encoded into the subscriber's output buffer as it is published. The buffer
+goes out with the subscriber's next write: when it was empty, a write is queued for the
+end of the loop iteration, so a batch of publications reaches a subscriber in one write.
+A subscriber that does not read is held by the transport's flow control like any client.
+
+Keyspace notifications are published from here too: the keyspace calls ``keyspace_event``
+(installed as its hook) for the classes ``notify-keyspace-events`` enables.
+"""
+
+from __future__ import annotations
+
+from ..commands.keyutil import glob_match
+from ..protocol.encoder import encode
+from ..protocol.replies import Push
+
+# The three subscription kinds, as commands name them: (client attribute, PubSub attribute).
+_KINDS = {"channel": ("channels", "channels"), "pattern": ("patterns", "patterns"),
+          "shard": ("shard_channels", "shard")}
+
+
+class PubSub:
+    __slots__ = ("channels", "patterns", "shard", "_writes")
+
+    def __init__(self, writes):
+        self.channels: dict[bytes, dict] = {}  # channel -> {client: None}, never empty
+        self.patterns: dict[bytes, dict] = {}  # pattern -> {client: None}, never empty
+        self.shard: dict[bytes, dict] = {}  # shard channel -> {client: None}, never empty
+        self._writes = writes  # the server's WriteScheduler: when a subscriber's buffer goes out
+
+    # --- subscriptions --------------------------------------------------------------------
+    def subscribe(self, client, kind: str, name: bytes) -> bool:
+        """Add ``client`` to ``name`` (a "channel", "pattern" or "shard" channel); False
+        when it was already there."""
+        kind = _KINDS[kind]
+        mine = getattr(client, kind[0])
+        if name in mine:
+            return False
+        mine[name] = None
+        table = getattr(self, kind[1])
+        subs = table.get(name)
+        if subs is None:
+            subs = table[name] = {}
+        subs[client] = None
+        client.update_subscribed()
+        return True
+
+    def unsubscribe(self, client, kind: str, name: bytes) -> bool:
+        """Remove ``client`` from ``name``; False when it was not there."""
+        kind = _KINDS[kind]
+        mine = getattr(client, kind[0])
+        if name not in mine:
+            return False
+        del mine[name]
+        table = getattr(self, kind[1])
+        subs = table[name]
+        del subs[client]
+        if not subs:
+            del table[name]
+        client.update_subscribed()
+        return True
+
+    def drop_client(self, client) -> None:
+        """Forget every subscription of ``client`` (RESET, disconnection), silently."""
+        for kind, (attr, _) in _KINDS.items():
+            for name in list(getattr(client, attr)):
+                self.unsubscribe(client, kind, name)
+
+    # --- publishing -----------------------------------------------------------------------
+    def publish(self, channel: bytes, message: bytes) -> int:
+        """Send ``message`` to the subscribers of ``channel`` and of every pattern matching
+        it; the number of deliveries (a client gets one per matching subscription)."""
+        n = 0
+        subs = self.channels.get(channel)
+        if subs:
+            n += self._deliver(subs, [b"message", channel, message])
+        if self.patterns:
+            for pattern, subs in list(self.patterns.items()):
+                if glob_match(pattern, channel):
+                    n += self._deliver(subs, [b"pmessage", pattern, channel, message])
+        return n
+
+    def spublish(self, channel: bytes, message: bytes) -> int:
+        subs = self.shard.get(channel)
+        if not subs:
+            return 0
+        return self._deliver(subs, [b"smessage", channel, message])
+
+    def _deliver(self, subs: dict, items: list) -> int:
+        encoded: dict[int, bytes] = {}  # resp version -> the message, encoded once
+        writes = self._writes
+        for client in list(subs):
+            if client.closing:
+                continue
+            data = encoded.get(client.resp)
+            if data is None:
+                buf = bytearray()
+                encode(Push(items), buf, client.resp)
+                data = encoded[client.resp] = bytes(buf)
+            out = client._out
+            flush_due = not out  # a non-empty buffer already has its write coming
+            out += data
+            if flush_due:
+                if writes.loop is None:
+                    client.flush()
+                else:
+                    writes.queue(client)
+        return len(subs)
+
+    # --- keyspace notifications ------------------------------------------------------------
+    def keyspace_event(self, event: bytes, key: bytes, db: int, channels: int) -> None:
+        """Publish ``event`` on ``key`` of database ``db``: to ``__keyspace@<db>__:<key>``
+        (bit 1 of ``channels``) and ``__keyevent@<db>__:<event>`` (bit 2)."""
+        if not self.channels and not self.patterns:
+            return
+        if channels & 1:
+            self.publish(b"__keyspace@%d__:%b" % (db, key), event)
+        if channels & 2:
+            self.publish(b"__keyevent@%d__:%b" % (db, event), key)
+
+    # --- introspection ----------------------------------------------------------------------
+    def active(self, kind: str, pattern: bytes | None) -> list[bytes]:
+        """The names of ``kind`` with a subscriber, those matching ``pattern`` if given."""
+        names = getattr(self, _KINDS[kind][1])
+        if pattern is None:
+            return list(names)
+        return [n for n in names if glob_match(pattern, n)]
+
+    def count(self, kind: str, name: bytes) -> int:
+        """How many clients subscribe to ``name``."""
+        subs = getattr(self, _KINDS[kind][1]).get(name)
+        return len(subs) if subs else 0

@@ -1,0 +1,215 @@
+"""Pub/sub: subscriptions, their confirmations, messages, and the RESP2 subscribed mode.
+
+Replies are compared on the raw bytes (RESP2 and RESP3), as Redis 7.0.15 sends them.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.conftest import encode_request as enc
+
+
+def push(resp: int, *items) -> bytes:
+    """A push message (or subscription confirmation) as it goes on the wire."""
+    out = b"%s%d\r\n" % (b">" if resp == 3 else b"*", len(items))
+    for item in items:
+        if item is None:
+            out += b"$-1\r\n" if resp == 2 else b"_\r\n"
+        elif isinstance(item, int):
+            out += b":%d\r\n" % item
+        else:
+            item = item.encode() if isinstance(item, str) else item
+            out += b"$%d\r\n%s\r\n" % (len(item), item)
+    return out
+
+
+def expect(conn, expected: bytes) -> None:
+    assert conn.read_exact(len(expected)) == expected
+    assert conn.read_until(lambda b: False, timeout=0.05) == b""  # nothing more
+
+
+def expect_either(conn, first: bytes, second: bytes) -> None:
+    """One of two orders: Redis leaves a client's channels or patterns in hash order."""
+    got = conn.read_exact(len(first))
+    assert got in (first, second)
+
+
+def connect(raw, resp: int):
+    c = raw()
+    if resp == 3:
+        c.send(enc("HELLO", "3"))
+        c.read_reply()
+    return c
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_subscribe_confirms_each_channel_with_the_count(raw, resp):
+    c = connect(raw, resp)
+    c.send(enc("SUBSCRIBE", "a", "b", "a"))
+    expect(c, push(resp, "subscribe", "a", 1) + push(resp, "subscribe", "b", 2)
+           + push(resp, "subscribe", "a", 2))
+    # Patterns add to the same count; shard channels count on their own.
+    c.send(enc("PSUBSCRIBE", "a*", "?") + enc("SSUBSCRIBE", "s"))
+    expect(c, push(resp, "psubscribe", "a*", 3) + push(resp, "psubscribe", "?", 4)
+           + push(resp, "ssubscribe", "s", 1))
+    c.send(enc("UNSUBSCRIBE", "zz"))
+    expect(c, push(resp, "unsubscribe", "zz", 4))
+    c.send(enc("UNSUBSCRIBE"))  # every channel, each confirmed with the count after it
+    expect_either(c, push(resp, "unsubscribe", "a", 3) + push(resp, "unsubscribe", "b", 2),
+                  push(resp, "unsubscribe", "b", 3) + push(resp, "unsubscribe", "a", 2))
+    c.send(enc("PUNSUBSCRIBE"))
+    expect_either(c, push(resp, "punsubscribe", "a*", 1) + push(resp, "punsubscribe", "?", 0),
+                  push(resp, "punsubscribe", "?", 1) + push(resp, "punsubscribe", "a*", 0))
+    c.send(enc("PUNSUBSCRIBE"))  # none left: one confirmation without a name
+    expect(c, push(resp, "punsubscribe", None, 0))
+    c.send(enc("SUNSUBSCRIBE") + enc("UNSUBSCRIBE") + enc("SUNSUBSCRIBE", "x", "y"))
+    expect(c, push(resp, "sunsubscribe", "s", 0) + push(resp, "unsubscribe", None, 0)
+           + push(resp, "sunsubscribe", "x", 0) + push(resp, "sunsubscribe", "y", 0))
+    c.send(enc("PING"))  # out of subscribed mode
+    expect(c, b"+PONG\r\n")
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_messages_reach_channel_and_pattern_subscribers(raw, r, resp):
+    sub = connect(raw, resp)
+    sub.send(enc("SUBSCRIBE", "news.1") + enc("PSUBSCRIBE", "news.*"))
+    sub.read_until(lambda b: b.count(b"subscribe") == 2)
+    other = connect(raw, resp)
+    other.send(enc("PSUBSCRIBE", "n[a-e]ws.?"))
+    other.read_until(lambda b: b"psubscribe" in b)
+    # One delivery per matching subscription: the channel's, then the patterns'.
+    assert r.publish("news.1", "hi") == 3
+    expect(sub, push(resp, "message", "news.1", "hi")
+           + push(resp, "pmessage", "news.*", "news.1", "hi"))
+    expect(other, push(resp, "pmessage", "n[a-e]ws.?", "news.1", "hi"))
+    assert r.publish("news.10", b"\x00\xff") == 1
+    expect(sub, push(resp, "pmessage", "news.*", "news.10", b"\x00\xff"))
+    assert r.publish("nobody", "x") == 0
+    # Shard channels are a namespace of their own.
+    sub.send(enc("SSUBSCRIBE", "news.1"))
+    expect(sub, push(resp, "ssubscribe", "news.1", 1))
+    assert r.execute_command("SPUBLISH", "news.1", "s") == 1
+    expect(sub, push(resp, "smessage", "news.1", "s"))
+    assert r.execute_command("SPUBLISH", "news.2", "s") == 0
+    expect(other, b"")
+
+
+def test_resp2_subscribed_mode_allows_only_pubsub_ping_quit_reset(raw):
+    c = raw()
+    c.send(enc("SUBSCRIBE", "x"))
+    c.read_until(lambda b: b.endswith(b":1\r\n"))
+    c.send(enc("PING") + enc("PING", "hi") + enc("GET", "k") + enc("CLIENT", "INFO")
+           + enc("NOSUCH") + enc("GET") + enc("PING", "a", "b"))
+    refused = ("-ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
+               "QUIT / RESET are allowed in this context\r\n")
+    expect(c, b"*2\r\n$4\r\npong\r\n$0\r\n\r\n*2\r\n$4\r\npong\r\n$2\r\nhi\r\n"
+           + refused.format("get").encode() + refused.format("client|info").encode()
+           + b"-ERR unknown command 'NOSUCH', with args beginning with: \r\n"
+           + b"-ERR wrong number of arguments for 'get' command\r\n"
+           + b"-ERR wrong number of arguments for 'ping' command\r\n")
+    # HELLO 3 is refused too; RESET leaves every subscription and answers normally.
+    c.send(enc("HELLO", "3") + enc("RESET") + enc("GET", "k") + enc("PING"))
+    expect(c, refused.format("hello").encode() + b"+RESET\r\n$-1\r\n+PONG\r\n")
+    c.send(enc("SUBSCRIBE", "x") + enc("QUIT"))
+    expect(c, push(2, "subscribe", "x", 1) + b"+OK\r\n")
+    assert c.is_closed()
+
+
+def test_resp3_subscriber_runs_any_command_and_may_switch_to_resp2(raw, r):
+    c = connect(raw, 3)
+    c.send(enc("SUBSCRIBE", "x") + enc("GET", "k") + enc("PING"))
+    expect(c, push(3, "subscribe", "x", 1) + b"_\r\n+PONG\r\n")
+    c.send(enc("PUBLISH", "x", "me"))  # to itself: the message, then the reply
+    expect(c, push(3, "message", "x", "me") + b":1\r\n")
+    c.send(enc("HELLO", "2"))
+    c.read_reply()
+    c.send(enc("GET", "k") + enc("PING"))
+    expect(c, b"-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
+           b"QUIT / RESET are allowed in this context\r\n*2\r\n$4\r\npong\r\n$0\r\n\r\n")
+
+
+def test_pubsub_introspection(raw, r):
+    a, b = raw(), raw()
+    a.send(enc("SUBSCRIBE", "ch", "x") + enc("PSUBSCRIBE", "c*", "*") + enc("SSUBSCRIBE", "s"))
+    a.read_until(lambda buf: buf.count(b"subscribe") == 5)
+    b.send(enc("SUBSCRIBE", "ch") + enc("PSUBSCRIBE", "c*"))
+    b.read_until(lambda buf: buf.count(b"subscribe") == 2)
+    assert sorted(r.execute_command("PUBSUB", "CHANNELS")) == [b"ch", b"x"]
+    assert r.execute_command("PUBSUB", "CHANNELS", "c?") == [b"ch"]
+    assert r.execute_command("PUBSUB", "NUMSUB", "ch", "x", "nope") == [b"ch", 2, b"x", 1,
+                                                                          b"nope", 0]
+    assert r.execute_command("PUBSUB", "NUMSUB") == []
+    assert r.execute_command("PUBSUB", "NUMPAT") == 2  # distinct patterns
+    assert r.execute_command("PUBSUB", "SHARDCHANNELS") == [b"s"]
+    assert r.execute_command("PUBSUB", "SHARDCHANNELS", "x*") == []
+    assert r.execute_command("PUBSUB", "SHARDNUMSUB", "s", "ch") == [b"s", 1, b"ch", 0]
+    stats = r.info("stats")
+    assert (stats["pubsub_channels"], stats["pubsub_patterns"],
+            stats["pubsubshard_channels"]) == (2, 2, 1)
+    lines = r.execute_command("CLIENT", "LIST", "TYPE", "pubsub").decode().splitlines()
+    assert len(lines) == 2
+    assert all(" flags=P " in line for line in lines)
+    assert any(" sub=2 psub=2 ssub=1 " in line for line in lines)
+    assert any(" sub=1 psub=1 ssub=0 " in line for line in lines)
+    assert str(r.client_id()) in [c["id"] for c in r.client_list(_type="normal")]
+    assert len(r.client_list(_type="normal")) == 1
+    help_ = r.execute_command("PUBSUB", "HELP")
+    assert help_[0].startswith(b"PUBSUB <subcommand>") and len(help_) == 14
+    # Disconnection and RESET leave every subscription.
+    a.close()
+    b.send(enc("RESET"))
+    b.read_until(lambda buf: buf.endswith(b"+RESET\r\n"))
+    deadline = time.monotonic() + 5
+    while r.execute_command("PUBSUB", "NUMPAT") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert r.execute_command("PUBSUB", "CHANNELS") == []
+    assert r.execute_command("PUBSUB", "NUMPAT") == 0
+    assert r.execute_command("PUBSUB", "SHARDCHANNELS") == []
+    assert r.info("stats")["pubsub_channels"] == 0
+
+
+def test_pubsub_argument_errors(r, raw):
+    c = raw()
+    c.send(enc("PUBSUB") + enc("PUBSUB", "NUMPAT", "x") + enc("PUBSUB", "CHANNELS", "a", "b")
+           + enc("PUBSUB", "foo") + enc("PUBSUB", "SHARDCHANNELS", "a", "b")
+           + enc("PUBLISH", "a") + enc("SPUBLISH", "a") + enc("SUBSCRIBE")
+           + enc("PSUBSCRIBE") + enc("SSUBSCRIBE"))
+    expect(c, b"-ERR wrong number of arguments for 'pubsub' command\r\n"
+           b"-ERR wrong number of arguments for 'pubsub|numpat' command\r\n"
+           b"-ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. "
+           b"Try PUBSUB HELP.\r\n"
+           b"-ERR unknown subcommand 'foo'. Try PUBSUB HELP.\r\n"
+           b"-ERR unknown subcommand or wrong number of arguments for 'SHARDCHANNELS'. "
+           b"Try PUBSUB HELP.\r\n"
+           b"-ERR wrong number of arguments for 'publish' command\r\n"
+           b"-ERR wrong number of arguments for 'spublish' command\r\n"
+           b"-ERR wrong number of arguments for 'subscribe' command\r\n"
+           b"-ERR wrong number of arguments for 'psubscribe' command\r\n"
+           b"-ERR wrong number of arguments for 'ssubscribe' command\r\n")
+
+
+def test_subscribed_mode_commandstats(r, raw):
+    r.config_resetstat()
+    c = raw()
+    c.send(enc("SUBSCRIBE", "a") + enc("PING") + enc("GET", "k") + enc("PING", "a", "b"))
+    c.read_until(lambda b: b.count(b"\r\n-ERR") == 2 or b.count(b"-ERR") == 2)
+    stats = r.info("commandstats")
+    assert stats["cmdstat_ping"]["calls"] == 2
+    assert stats["cmdstat_ping"]["failed_calls"] == 1
+    assert stats["cmdstat_get"]["rejected_calls"] == 1
+    assert stats["cmdstat_get"]["calls"] == 0
+    assert stats["cmdstat_subscribe"]["calls"] == 1
+    assert r.info("errorstats")["errorstat_ERR"]["count"] == 2
+
+
+def test_many_messages_in_one_batch_reach_a_subscriber_in_order(raw, r):
+    sub = raw()
+    sub.send(enc("SUBSCRIBE", "q"))
+    sub.read_until(lambda b: b.endswith(b":1\r\n"))
+    pub = raw()
+    pub.send(b"".join(enc("PUBLISH", "q", str(i)) for i in range(200)))
+    assert pub.read_exact(4 * 200) == b":1\r\n" * 200
+    expect(sub, b"".join(push(2, "message", "q", str(i)) for i in range(200)))
