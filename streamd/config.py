@@ -115,6 +115,14 @@ _EVENT_CLASSES = "g$lshzxetd"
 _EVENT_FLAGS = set(_EVENT_CLASSES) | set("nKEm")
 
 
+class EventFlags(str):
+    """``notify-keyspace-events`` as CONFIG GET shows it, with every letter it enables in
+    ``letters``: Redis's spelling drops ``n`` after ``A`` ("KEAn" reads back as "AKE"),
+    yet new-key events stay on."""
+
+    letters: str = ""
+
+
 def _keyspace_events(text: str) -> str:
     """``notify-keyspace-events``, kept in Redis's canonical spelling: "A" or the classes
     in a fixed order, then K, E and m ("KEA" reads back as "AKE")."""
@@ -130,7 +138,9 @@ def _keyspace_events(text: str) -> str:
         head = "A"
     else:
         head = "".join(c for c in _EVENT_CLASSES + "n" if c in flags)
-    return head + "".join(c for c in "KEm" if c in flags)
+    value = EventFlags(head + "".join(c for c in "KEm" if c in flags))
+    value.letters = "".join(sorted(flags))
+    return value
 
 
 def _directory(text: str) -> str:

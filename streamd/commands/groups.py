@@ -13,6 +13,7 @@ from itertools import islice
 
 from ..protocol.replies import NULL_ARRAY, OK, Map, Simple
 from ..store.groups import UNKNOWN, ConsumerGroup, is_referenced, drop_references
+from ..store.keyspace import EV_STREAM
 from ..store.stream import Stream
 from ..store.streamid import MAX_ID, format_id, parse_id
 from . import errors as E
@@ -156,6 +157,7 @@ def xgroup_create(ctx, argv):
     g.set_position(s, sid, entries_read)
     s.groups[argv[3]] = g
     db.modified(k)
+    db.notify(EV_STREAM, b"xgroup-create", k)
     return OK
 
 
@@ -182,6 +184,7 @@ def xgroup_setid(ctx, argv):
             raise CommandError(E.STREAM_INVALID_ID)
     g.set_position(s, sid, entries_read)
     ctx.db.modified(argv[2])
+    ctx.db.notify(EV_STREAM, b"xgroup-setid", argv[2])
     return OK
 
 
@@ -200,6 +203,7 @@ def xgroup_destroy(ctx, argv):
         return 0
     del s.groups[argv[3]]
     ctx.db.modified(argv[2])
+    ctx.db.notify(EV_STREAM, b"xgroup-destroy", argv[2])
     # Blocked XREADGROUP clients re-run and fail with NOGROUP; XREAD waiters re-run and
     # simply block again (nothing new to serve).
     ctx.db.signal_ready(argv[2])
@@ -219,6 +223,7 @@ def xgroup_createconsumer(ctx, argv):
     _, created = g.create_consumer(argv[4], ctx.now_ms)
     if created:
         ctx.db.modified(argv[2])
+        ctx.db.notify(EV_STREAM, b"xgroup-createconsumer", argv[2])
     return 1 if created else 0
 
 
@@ -236,6 +241,7 @@ def xgroup_delconsumer(ctx, argv):
     if n is None:
         return 0
     ctx.db.modified(argv[2])
+    ctx.db.notify(EV_STREAM, b"xgroup-delconsumer", argv[2])
     return n
 
 
@@ -354,6 +360,8 @@ def xreadgroup(ctx, argv):
         consumer, created = g.create_consumer(a.consumer, now)
         if created:
             db.modified(k)
+            if db.keyspace.events:
+                db.notify(EV_STREAM, b"xgroup-createconsumer", k)
         consumer.seen_time = now
         if gt != GT_NEW:
             served.append((k, _history(s, g, consumer, gt, a.count, now)))
@@ -513,6 +521,8 @@ def xackdel(ctx, argv):
         out.append(1)
     if acked or deleted:
         db.modified(argv[1], acked + deleted)
+    if deleted:
+        db.notify(EV_STREAM, b"xdel", argv[1])
     return out
 
 
@@ -742,6 +752,8 @@ def xclaim(ctx, argv):
     if moved:
         g.last_id = last_id
     consumer, created = g.create_consumer(argv[3], now)
+    if created:
+        db.notify(EV_STREAM, b"xgroup-createconsumer", argv[1])
     changes = 0
     consumer.seen_time = now
     out = []
@@ -819,6 +831,8 @@ def xautoclaim(ctx, argv):
         raise CommandError(E.grp_nogroup(argv[1], argv[2]))
     now = ctx.now_ms
     consumer, created = g.create_consumer(argv[3], now)
+    if created:
+        db.notify(EV_STREAM, b"xgroup-createconsumer", argv[1])
     changes = int(created)
     consumer.seen_time = now
     attempts = count * 10

@@ -16,6 +16,7 @@ import random
 
 from ..protocol.replies import OK, Map
 from ..store import hashes as H
+from ..store.keyspace import EV_GENERIC, EV_HASH
 from . import errors as E
 from . import keyutil as K
 from .args import LLONG_MAX, LLONG_MIN, Args, parse_int
@@ -48,13 +49,17 @@ def _get_or_create(ctx, k: bytes):
     return h, False
 
 
-def _commit(ctx, k: bytes, h, created: bool, *items: bytes, changes: int = 1) -> None:
+def _commit(ctx, k: bytes, h, created: bool, *items: bytes, changes: int = 1,
+            event: bytes = b"hset") -> None:
     if isinstance(h, K.Hash):
         K.hash_note_write(h, ctx.config, *items)
+    db = ctx.db
     if created:
-        ctx.db.add(k, h, changes)
+        db.add(k, h, changes)
     else:
-        ctx.db.modified(k, changes)
+        db.modified(k, changes)
+    if db.keyspace.events:
+        db.notify(EV_HASH, event, k)
 
 
 # --- writes ------------------------------------------------------------------------------
@@ -137,8 +142,11 @@ def hdel(ctx, argv):
     if removed:  # one change per field removed; removing the key adds none
         if h:
             db.modified(k, removed)
+            db.notify(EV_HASH, b"hdel", k)
         else:
             db.delete(k, changes=removed)
+            db.notify(EV_HASH, b"hdel", k)
+            db.notify(EV_GENERIC, b"del", k)
     return removed
 
 
@@ -159,7 +167,7 @@ def hincrby(ctx, argv):
         raise CommandError(E.OVERFLOW)
     text = str(result).encode()
     h[field] = text
-    _commit(ctx, k, h, created, field, text)
+    _commit(ctx, k, h, created, field, text, event=b"hincrby")
     return result
 
 
@@ -179,7 +187,7 @@ def hincrbyfloat(ctx, argv):
     h, created = _get_or_create(ctx, k)
     text = incr_by_float(h.get(field), incr, NOT_FLOAT)
     h[field] = text
-    _commit(ctx, k, h, created, field, text)
+    _commit(ctx, k, h, created, field, text, event=b"hincrbyfloat")
     return text
 
 

@@ -11,6 +11,7 @@ import random
 from itertools import islice
 
 from ..protocol.replies import OK, Simple
+from ..store.keyspace import EV_GENERIC
 from . import errors as E
 from . import keyutil as K
 from .args import LLONG_MAX, Args, parse_int
@@ -55,6 +56,15 @@ def _select(ctx, arg: bytes):
 
 # --- existence ---------------------------------------------------------------------------
 
+def _delete_keys(db, keys: list) -> int:
+    deleted = 0
+    for k in keys:
+        if db.delete(k):
+            deleted += 1
+            db.notify(EV_GENERIC, b"del", k)
+    return deleted
+
+
 @command("del", -2, "write", _ALL_KEYS,
          tips="request_policy:multi_shard response_policy:agg_sum",
          key_flags="RM delete", group="generic", since="1.0.0",
@@ -63,8 +73,7 @@ def _select(ctx, arg: bytes):
          args=(key(multiple=True),))
 def del_(ctx, argv):
     """DEL key [key ...]"""
-    db = ctx.db
-    return sum(1 for k in argv[1:] if db.delete(k))
+    return _delete_keys(ctx.db, argv[1:])
 
 
 @command("unlink", -2, "write fast", _ALL_KEYS,
@@ -75,8 +84,7 @@ def del_(ctx, argv):
          args=(key(multiple=True),))
 def unlink(ctx, argv):
     """UNLINK key [key ...]"""
-    db = ctx.db
-    return sum(1 for k in argv[1:] if db.delete(k))
+    return _delete_keys(ctx.db, argv[1:])
 
 
 @command("exists", -2, "readonly fast", _ALL_KEYS,
@@ -233,6 +241,8 @@ def _rename(ctx, argv, nx: bool):
         db.delete(dst, changes=0)
     value, when = db.pop(src, changes=0)
     _place(db, dst, value, when)
+    db.notify(EV_GENERIC, b"rename_from", src)
+    db.notify(EV_GENERIC, b"rename_to", dst)
     return 1 if nx else OK
 
 
@@ -269,6 +279,8 @@ def move(ctx, argv):
         return 0
     value, when = src_db.pop(k, changes=0)
     _place(dst_db, k, value, when)
+    src_db.notify(EV_GENERIC, b"move_from", k)
+    dst_db.notify(EV_GENERIC, b"move_to", k)
     return 1
 
 
@@ -304,6 +316,7 @@ def copy(ctx, argv):
             return 0
         dst_db.delete(dst, changes=0)
     _place(dst_db, dst, K.copy_value(value), src_db.ttl_ms(src))
+    dst_db.notify(EV_GENERIC, b"copy_to", dst)
     return 1
 
 
@@ -368,8 +381,10 @@ def _expire(ctx, argv, name: str, unit_ms: int, absolute: bool):
             return 0
     if when <= ctx.now_ms:
         db.delete(k)
+        db.notify(EV_GENERIC, b"del", k)
     else:
         db.set_expire(k, when)
+        db.notify(EV_GENERIC, b"expire", k)
     return 1
 
 
@@ -464,9 +479,10 @@ def pexpiretime(ctx, argv):
 def persist(ctx, argv):
     """PERSIST key"""
     db = ctx.db
-    if db.get(argv[1]) is None:
+    if db.get(argv[1]) is None or not db.persist(argv[1]):
         return 0
-    return 1 if db.persist(argv[1]) else 0
+    db.notify(EV_GENERIC, b"persist", argv[1])
+    return 1
 
 
 # --- OBJECT ------------------------------------------------------------------------------

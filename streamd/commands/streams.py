@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..idmp import IdmpState, auto_iid
 from ..protocol.replies import NULL_ARRAY, OK, Entries, Map, Simple
 from ..store.groups import drop_references, is_referenced
+from ..store.keyspace import EV_STREAM
 from ..store.stream import Stream, entry_too_large
 from ..store.streamid import MAX_ID, U64, auto_seq_ms, format_id, parse_id
 from . import errors as E
@@ -353,11 +354,14 @@ def xadd(ctx, argv):
             raise CommandError(E.STREAM_TOO_LARGE)
     config = ctx.config.values
     s.append(sid, fields, config["stream-node-max-entries"], config["stream-node-max-bytes"])
-    if a.trims:
-        _trim(ctx, s, a)
+    trimmed = _trim(ctx, s, a) if a.trims else 0
     if not created:
         db.modified(k)
     db.signal_ready(k)
+    if db.keyspace.events:
+        db.notify(EV_STREAM, b"xadd", k)
+        if trimmed:
+            db.notify(EV_STREAM, b"xtrim", k)
     return format_id(sid)
 
 
@@ -386,7 +390,7 @@ def xadd_batch(ctx, requests: list, start: int, replies: list) -> None:
     first = requests[start]
     k, name = first[1], first[0]
     db = ctx.db
-    if k in db.blocking:
+    if k in db.blocking or db.keyspace.events & EV_STREAM:  # xadd announces each append
         return
     s = db.get(k)
     if type(s) is not Stream:
@@ -530,9 +534,10 @@ def xlen(ctx, argv):
 
 # --- XDEL / XDELEX -------------------------------------------------------------------------
 
-def _after_delete(ctx, k: bytes, deleted: int) -> None:
+def _after_delete(ctx, k: bytes, deleted: int, event: bytes = b"xdel") -> None:
     if deleted:
         ctx.db.modified(k, deleted)
+        ctx.db.notify(EV_STREAM, event, k)
 
 
 @command("XDEL", -3, "write fast", (1, 1, 1),
@@ -645,7 +650,7 @@ def xtrim(ctx, argv):
     if s is None:
         return 0
     deleted = _trim(ctx, s, a)
-    _after_delete(ctx, k, deleted)
+    _after_delete(ctx, k, deleted, b"xtrim")
     return deleted
 
 
@@ -697,6 +702,7 @@ def xsetid(ctx, argv):
     if max_deleted:
         s.max_deleted_id = max_deleted
     ctx.db.modified(k)
+    ctx.db.notify(EV_STREAM, b"xsetid", k)
     return OK
 
 

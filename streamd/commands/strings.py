@@ -11,6 +11,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 from ..protocol.replies import OK
+from ..store.keyspace import EV_GENERIC, EV_STRING
 from . import errors as E
 from . import keyutil as K
 from .args import LLONG_MAX, LLONG_MIN, parse_int
@@ -91,6 +92,10 @@ def _store(ctx, k: bytes, value: bytes, keep_ttl: bool = False, when_ms=None) ->
     db.set(k, K.own_if_unshared(value, ctx.config), keep_ttl=keep_ttl)
     if when_ms is not None:
         db.set_expire(k, when_ms, changes=0)  # SET ... EX is one change
+    if db.keyspace.events:
+        db.notify(EV_STRING, b"set", k)
+        if when_ms is not None:
+            db.notify(EV_GENERIC, b"expire", k)
 
 
 @command("set", -3, "write denyoom", _ONE_KEY,
@@ -233,6 +238,7 @@ def getdel(ctx, argv):
     value = _get_string(ctx.db, argv[1])
     if value is not None:
         ctx.db.delete(argv[1])
+        ctx.db.notify(EV_GENERIC, b"del", argv[1])
     return value
 
 
@@ -259,10 +265,13 @@ def getex(ctx, argv):
         when = _expire_at(ctx, "getex", expire_flag, expire_arg)
         if expire_flag in (_EXAT, _PXAT) and when <= ctx.now_ms:
             db.delete(k)
+            db.notify(EV_GENERIC, b"del", k)
         else:
             db.set_expire(k, when)
+            db.notify(EV_GENERIC, b"expire", k)
     elif flags & _PERSIST:
-        db.persist(k)
+        if db.persist(k):
+            db.notify(EV_GENERIC, b"persist", k)
     return value
 
 
@@ -363,9 +372,11 @@ def append(ctx, argv):
     value = _get_string(db, k)
     if value is None:
         db.add(k, K.own_if_unshared(extra, ctx.config))
+        db.notify(EV_STRING, b"append", k)
         return len(extra)
     _check_length(ctx, len(value) + len(extra))
     db.set(k, K.RawStr(value + extra), keep_ttl=True)
+    db.notify(EV_STRING, b"append", k)
     return len(value) + len(extra)
 
 
@@ -397,6 +408,7 @@ def setrange(ctx, argv):
         db.add(k, new)
     else:
         db.set(k, new, keep_ttl=True)
+    db.notify(EV_STRING, b"setrange", k)
     return len(new)
 
 
@@ -414,6 +426,7 @@ def _incr(ctx, k: bytes, delta: int) -> int:
         db.add(k, text)
     else:
         db.set(k, text, keep_ttl=True)
+    db.notify(EV_STRING, b"incrby", k)
     return result
 
 
@@ -626,4 +639,5 @@ def incrbyfloat(ctx, argv):
         db.add(k, text)
     else:
         db.set(k, text, keep_ttl=True)
+    db.notify(EV_STRING, b"incrbyfloat", k)
     return bytes(text)

@@ -324,7 +324,8 @@ class Keyspace:
         self.event_hook = None
 
     def configure_events(self, flags: str) -> None:
-        """Take ``notify-keyspace-events`` (its canonical spelling, see config.py)."""
+        """Take ``notify-keyspace-events``: its letters (``A`` standing for all classes)."""
+        flags = getattr(flags, "letters", flags)
         classes = 0
         for c in flags.replace("A", "g$lshzxetd"):
             classes |= _EV_LETTERS.get(c, 0)
