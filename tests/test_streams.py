@@ -1131,6 +1131,40 @@ def test_xsetid_top_item_checked_before_entries_added(call, werr):
         "ERR The ID specified in XSETID is smaller than the target stream top item"
 
 
+def test_tombstone_passed_by_a_lower_append_still_fills_its_node(r, call):
+    # 3-0 is deleted; MAXDELETEDID then lowers max-deleted-entry-id, so XSETID may go below
+    # the tombstone and 2-6 lands after it in the same node, which then holds four slots
+    # (1-0, 2-0, the tombstone 3-0, 2-6): with four per node, 2-7 starts the next one
+    node_config(r, 4)
+    fill(call, n=3)
+    call("XDEL", "s", "3-0")
+    assert call("XSETID", "s", "3-0", "MAXDELETEDID", "1-0") == b"OK"
+    assert call("XSETID", "s", "2-5") == b"OK"
+    assert call("XADD", "s", "2-6", "f", "v") == b"2-6"
+    assert info(call)[b"radix-tree-keys"] == 1
+    call("XADD", "s", "2-7", "f", "v")
+    assert ids(call) == [b"1-0", b"2-0", b"2-6", b"2-7"]
+    assert info(call)[b"radix-tree-keys"] == 2
+    assert call("XDEL", "s", "3-0") == 0
+    assert call("XTRIM", "s", "MINID", "2-7") == 3  # the whole first node
+    assert ids(call) == [b"2-7"]
+
+
+@pytest.mark.parametrize("limit,nodes", [(67, 2), (68, 1)])
+def test_tombstone_passed_by_a_lower_append_keeps_its_bytes(r, call, limit, nodes):
+    # The listpack keeps the tombstone's 11 bytes: 1-0, 2-0, 3-0 (deleted), 2-6 make 63
+    # bytes, so 2-7 (2 raw bytes) starts a new node below a 68-byte limit.
+    node_config(r, 0)
+    r.config_set("stream-node-max-bytes", limit)
+    fill(call, n=3)
+    call("XDEL", "s", "3-0")
+    call("XSETID", "s", "3-0", "MAXDELETEDID", "1-0")
+    call("XSETID", "s", "2-5")
+    call("XADD", "s", "2-6", "f", "v")
+    call("XADD", "s", "2-7", "f", "v")
+    assert info(call)[b"radix-tree-keys"] == nodes
+
+
 def test_xsetid_without_maxdeletedid_keeps_max_deleted(call):
     fill(call, n=2)
     call("XDEL", "s", "2-0")

@@ -106,7 +106,8 @@ def _str_size(b: bytes) -> int:
 class _Node:
     """One listpack's worth of entries ("slots"), live or tombstoned.
 
-    Invariants: slot IDs strictly increase; ``len(ms) == len(seq) == slots``; ``live +
+    Invariants: slot IDs increase (a run of tombstones may repeat the ID before them, see
+    ``Stream._drop_dead_tail``); ``len(ms) == len(seq) == slots``; ``live +
     ndead == slots``; ``offs`` holds one cumulative end offset per stored value; when
     ``vstart`` is None every slot uses ``master`` and slot j's values start at value index
     ``j * len(master)``.
@@ -380,7 +381,7 @@ class Stream:
         tail = nodes[-1] if nodes else None
         if tail is not None and tail.last >= sid:
             # Only reachable when trailing tombstones outlive an XSETID that moved last_id
-            # below them; Redis would write out of order, we start clean instead.
+            # below them; Redis writes after them, out of order.
             self._drop_dead_tail(sid)
             tail = nodes[-1] if nodes else None
         nf = len(fields) >> 1
@@ -483,6 +484,9 @@ class Stream:
             self.first_id = sid
 
     def _drop_dead_tail(self, sid: int) -> None:
+        """Make room to append ``sid`` below the tail's trailing tombstones: a tail node
+        with nothing below ``sid`` goes, a tail node with slots below it keeps them and
+        the passed tombstones' weight."""
         nodes = self._nodes
         while nodes:
             node = nodes[-1]
@@ -501,7 +505,15 @@ class Stream:
                                  k_fields[1::2], 0)
                     if not k_live:
                         fresh.kill(fresh.slots() - 1)
-                fresh.body = node.body  # an estimate is all that is left to keep
+                # Redis's listpack keeps the passed tombstones, so their slots and their
+                # bytes still count toward the node limits. They stay as tombstones that
+                # repeat the last kept ID, keeping slot IDs in order (unlike Redis's, a
+                # MINID walk through the node does not stop at them).
+                filler = [b""] * len(node.master)
+                for _ in range(node.slots() - j):
+                    fresh.append(fresh.last, node.master, filler, 0)
+                    fresh.kill(fresh.slots() - 1)
+                fresh.body = node.body
                 nodes[-1] = fresh
             break
 
