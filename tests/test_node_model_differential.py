@@ -16,7 +16,8 @@ target has) and, every few steps, XRANGE / XREVRANGE / XREAD over node edges. A 
 measures the byte estimate itself: for a short random stream it finds, by bisection on
 each server, the smallest ``stream-node-max-bytes`` that keeps every entry in one node
 (one more than the largest "node bytes so far + next entry's raw size"); the two must be
-equal to the byte.
+equal to the byte. A third compares, case by case, the answers to bad trimming options and
+XSETID arguments (which error wins when several are wrong, and that nothing changed).
 
 The Redis is ``--redis-url``'s, or a redis-server started for the module (see
 test_differential); without one the tests skip. ``STREAMD_NODE_SEEDS=n`` runs seeds
@@ -393,3 +394,71 @@ def test_node_byte_threshold_matches_redis(pair, seed):
             + "; ".join(_short(a[:7]) for a in appends) + f"; deleted before the last: {deletes}")
     for c in (ref, ours):
         c.execute_command("DEL", KEY)
+
+
+# Bad trimming options and XSETID arguments, each on a fresh 1-0, (2-0 deleted), 3-0
+# stream (STR is a string key, NONE is missing): Redis's validation order decides which
+# error a command with several faults gets, and whether anything changed first.
+STR, NONE = "nodes:str", "nodes:none"
+FAR_MS = 10**14  # a last ID past any clock
+_TRIMS = (
+    ["MAXLEN"], ["MAXLEN", "-1"], ["MAXLEN", "abc"], ["MAXLEN", "1.5"], ["MAXLEN", "-0"],
+    ["MAXLEN", "+1"], ["MAXLEN", "007"], ["MAXLEN", "9223372036854775808"], ["MAXLEN", "~"],
+    ["MAXLEN", "="], ["MAXLEN", "~", "-1"], ["MAXLEN", "~", "~"], ["MAXLEN", "1", "LIMIT", "5"],
+    ["MAXLEN", "=", "1", "LIMIT", "5"], ["MAXLEN", "~", "1", "LIMIT", "-1"],
+    ["MAXLEN", "~", "1", "LIMIT", "x"], ["MAXLEN", "~", "1", "LIMIT", "0"], ["LIMIT", "5"],
+    ["LIMIT", "0"], ["LIMIT", "-1"], ["LIMIT", "5", "MAXLEN", "~", "1"],
+    ["MAXLEN", "1", "MAXLEN", "2"], ["MAXLEN", "1", "MINID", "2"], ["MINID", "1", "MAXLEN", "x"],
+    ["MAXLEN", "-1", "LIMIT", "x"], ["MAXLEN", "x", "MINID", "y"], ["MINID", "abc"],
+    ["MINID", "-"], ["MINID", "+"], ["MINID", "1-"], ["MINID", "5-*"], ["MINID", "(5"],
+    ["MINID", "18446744073709551616"], ["MINID", "~", "9", "LIMIT", "2", "LIMIT", "3"],
+    ["maxlen", "~", "1", "limit", "3"], ["MAXLEN", "~", "1", "LIMIT", "3", "MAXLEN", "2"])
+OPTION_CASES = (
+    [["XADD", KEY, *t, *tail] for t in _TRIMS
+     for tail in (["*", "f", "v"], ["*", "f"], ["2-0", "f", "v"], ["0", "f", "v"], ["bad", "f"])]
+    + [["XADD", k, "NOMKSTREAM", *t, "5-0", "f", "v"] for k in (NONE, STR)
+       for t in (["MAXLEN", "-1"], ["MAXLEN", "1"], ["LIMIT", "1"])]
+    + [["XTRIM", k, *t] for k in (KEY, NONE, STR)
+       for t in _TRIMS + (["MAXLEN", "1", "FOO"], ["FOO"], ["MAXLEN", "1", "NOMKSTREAM"],
+                          ["MAXLEN", "1", "*"], ["MAXLEN", "1", "LIMIT"], ["MAXLEN", "="])]
+    + [["XSETID", k, *args] for k in (KEY, NONE, STR) for args in (
+        ["5-0"], ["x"], ["-"], ["+"], ["5-*"], ["5"], ["5-0", "ENTRIESADDED"],
+        ["5-0", "ENTRIESADDED", "-1"], ["5-0", "ENTRIESADDED", "x"], ["5-0", "ENTRIESADDED", "1"],
+        ["5-0", "ENTRIESADDED", "2"], ["5-0", "MAXDELETEDID"], ["5-0", "MAXDELETEDID", "x"],
+        ["5-0", "MAXDELETEDID", "6-0"], ["5-0", "MAXDELETEDID", "5-0"],
+        ["5-0", "MAXDELETEDID", "-"], ["5-0", "MAXDELETEDID", "0-0"],
+        ["5-0", "MAXDELETEDID", "1-0", "ENTRIESADDED", "-1"],
+        ["5-0", "ENTRIESADDED", "-1", "MAXDELETEDID", "x"], ["5-0", "FOO"], ["5-0", "5"],
+        ["5-0", "ENTRIESADDED", "3", "ENTRIESADDED", "1"], ["3-0"], ["3-0", "ENTRIESADDED", "1"],
+        ["2-0", "ENTRIESADDED", "1"], ["100-0", "ENTRIESADDED", "1"],
+        ["5-0", "MAXDELETEDID", "4-0", "MAXDELETEDID", "6-0"],
+        ["5-0", "maxdeletedid", "3-0", "entriesadded", "9"],
+        ["5-0", "ENTRIESADDED", "9223372036854775808"], ["1-0"])])
+
+
+def _option_case_skipped(cmd, version) -> bool:
+    """Cases whose answer changed after ``version``."""
+    if version < (7, 2) and cmd[:3] == ["XSETID", KEY, "1-0"]:
+        return True  # 7.2 checks the current max-deleted-entry-id (2-0) before the top item
+    return False
+
+
+@pytest.mark.parametrize("cmd", OPTION_CASES, ids=lambda cmd: " ".join(cmd))
+def test_trim_and_xsetid_option_errors_match_redis(pair, cmd):
+    ref, ours, version = pair
+    if _option_case_skipped(cmd, version):
+        pytest.skip("answer changed after the target's version")
+    for c in (ref, ours):
+        c.execute_command("DEL", KEY, STR, NONE)
+        c.execute_command("CONFIG", "SET", "stream-node-max-entries", "2")
+        c.execute_command("CONFIG", "SET", "stream-node-max-bytes", "4096")
+        c.execute_command("SET", STR, "x")
+        for sid in ("1-0", "2-0", "3-0"):
+            c.execute_command("XADD", KEY, sid, "f", "v")
+        c.execute_command("XDEL", KEY, "2-0")
+        c.execute_command("XSETID", KEY, f"{FAR_MS}-0")  # "*" then means FAR_MS-1 on both
+    assert _run(ours, cmd) == _run(ref, cmd)
+    a, b = _info(ref), _info(ours)
+    assert {k: v for k, v in b.items() if k in a} == a
+    for c in (ref, ours):
+        c.execute_command("DEL", KEY, STR, NONE)
