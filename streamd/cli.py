@@ -9,7 +9,7 @@ import sys
 import time
 
 from . import REDIS_VERSION, __version__
-from .config import Config, ConfigFileError, _repr
+from .config import Config, ConfigFileError, _repr, read_config_file
 
 USAGE = """Usage: streamd [/path/to/redis.conf] [options]
        streamd -v or --version
@@ -80,12 +80,7 @@ def parse_args(argv: list[str]) -> Config:
     try:
         if args and not args[0].startswith("-"):
             path = args.pop(0)
-            try:
-                with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-                    text = fh.read()
-            except OSError as exc:
-                raise ConfigFileError(f"Fatal error, can't open config file '{path}': "
-                                      f"{exc.strerror}") from None
+            text = read_config_file(path)
             config.file = os.path.abspath(path)
         if args:
             text += "\n" + _options_text(args)

@@ -299,6 +299,16 @@ class ConfigFileError(Exception):
         self.message, self.lineno, self.line = message, lineno, line
 
 
+def read_config_file(path: str) -> str:
+    """A config file's text; Redis's fatal error when it cannot be opened."""
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise ConfigFileError(f"Fatal error, can't open config file '{path}': "
+                              f"{exc.strerror}") from None
+
+
 class Config:
     """The running configuration: typed values keyed by redis.conf name."""
 
@@ -386,13 +396,7 @@ class Config:
             for match in matches:
                 self.load_file(match)
             return
-        try:
-            with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-                text = fh.read()
-        except OSError as exc:
-            raise ConfigFileError(f"Fatal error, can't open config file '{path}': "
-                                  f"{exc.strerror}") from None
-        self.load_text(text)
+        self.load_text(read_config_file(path))
 
     def rewrite(self) -> None:
         """CONFIG REWRITE as Redis 7.0 does it: the file's lines are kept (trimmed), each
