@@ -47,7 +47,10 @@ def _format_double(value: float) -> bytes:
 
 
 def format_double(value: float) -> bytes:
-    """Format a double the way Redis prints it in bulk replies (``%.17g`` shortest form)."""
+    """A double as text: the shortest form that reads back exactly (Python's repr, without
+    a trailing ``.0``), ``inf``, ``-inf`` or ``nan``. No command replies with a double yet;
+    Redis's own forms differ by version (7.0: ``%.17g``, 7.2+: a shortest round-trip form),
+    so the first command that does must pin its format against them."""
     return _format_double(value)
 
 

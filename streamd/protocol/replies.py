@@ -9,7 +9,7 @@ value               RESP2                      RESP3
 ==================  =========================  ==========================
 ``bytes``/``str``   bulk string                bulk string
 ``int``             integer                    integer
-``float``           bulk string (``%.17g``)    double ``,``
+``float``           bulk string (repr)         double ``,``
 ``None``            null bulk ``$-1``          null ``_``
 ``list``/``tuple``  array                      array
 ``NULL_ARRAY``      null array ``*-1``         null ``_``
