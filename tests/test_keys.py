@@ -654,7 +654,7 @@ def test_object_encoding_of_stream(streams, r):
     assert r.object("encoding", "s") == b"stream"
 
 
-def test_object_refcount_freq_idletime_help(r, call):
+def test_object_refcount_freq_idletime_help(r, call, target):
     r.set("shared", "100")
     r.set("big", "100000")
     r.set("last", "9999")
@@ -676,6 +676,9 @@ def test_object_refcount_freq_idletime_help(r, call):
     help_lines = call("OBJECT", "HELP")
     assert help_lines[0] == b"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
     assert b"ENCODING <key>" in help_lines
+    # Redis 7.0's help footer says "Prints this help."; 7.2+ (and streamd) say "Print".
+    assert help_lines[-1] == (b"    Prints this help." if target.version < (7, 2)
+                              else b"    Print this help.")
     assert r.object("refcount", "nokey") is None
     r.hset("h", "f", "v")
     r.execute_command("XADD", "st", "1-0", "f", "v")

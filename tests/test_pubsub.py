@@ -131,7 +131,7 @@ def test_resp3_subscriber_runs_any_command_and_may_switch_to_resp2(raw, r):
            b"QUIT / RESET are allowed in this context\r\n*2\r\n$4\r\npong\r\n$0\r\n\r\n")
 
 
-def test_pubsub_introspection(raw, r):
+def test_pubsub_introspection(raw, r, target):
     a, b = raw(), raw()
     a.send(enc("SUBSCRIBE", "ch", "x") + enc("PSUBSCRIBE", "c*", "*") + enc("SSUBSCRIBE", "s"))
     a.read_until(lambda buf: buf.count(b"subscribe") == 5)
@@ -158,6 +158,8 @@ def test_pubsub_introspection(raw, r):
     assert len(r.client_list(_type="normal")) == 1
     help_ = r.execute_command("PUBSUB", "HELP")
     assert help_[0].startswith(b"PUBSUB <subcommand>") and len(help_) == 14
+    assert help_[-1] == (b"    Prints this help." if target.version < (7, 2)
+                         else b"    Print this help.")
     # Disconnection and RESET leave every subscription.
     a.close()
     b.send(enc("RESET"))

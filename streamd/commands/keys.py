@@ -578,7 +578,7 @@ _OBJECT_HELP = [
     "    Return the number of references of the value associated with the specified",
     "    <key>.",
     "HELP",
-    "    Prints this help.",
+    "    Print this help.",
 ]
 
 

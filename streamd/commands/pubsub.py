@@ -212,7 +212,7 @@ _PUBSUB_HELP = [
     "SHARDNUMSUB [<shardchannel> ...]",
     "    Return the number of subscribers for the specified shard level channel(s)",
     "HELP",
-    "    Prints this help.",
+    "    Print this help.",
 ]
 
 
