@@ -195,3 +195,83 @@ def test_events_of_other_databases(events, target):
     finally:
         other.flushdb()
         other.close()
+
+
+# Hash field expiration (Redis 7.4 / 8.0), as Redis's t_hash.c announces it: HEXPIRE and
+# friends send one event, hdel when a time already past deleted fields, else hexpire;
+# HPERSIST hpersist; HGETDEL hdel; HGETEX hexpire / hpersist, or hdel for a past time;
+# HSETEX hset, then hexpire or hdel when it sets a time; each followed by del when the
+# hash is left empty.
+FAR = "9999999999"  # unix seconds far ahead (within the 48-bit field-expiry range)
+HASH_FIELD_TTL = [
+    (("HSET", "h", "a", "1", "b", "2", "c", "3"), both("h", "new", "hset")),
+    (("HEXPIRE", "h", "100", "FIELDS", "2", "a", "zz"), both("h", "hexpire")),
+    (("HEXPIRE", "h", "100", "NX", "FIELDS", "1", "a"), []),  # condition not met
+    (("HEXPIRE", "h", "100", "FIELDS", "1", "zz"), []),
+    (("HPEXPIREAT", "h", FAR + "000", "XX", "FIELDS", "1", "a"), both("h", "hexpire")),
+    (("HEXPIREAT", "h", FAR, "FIELDS", "1", "b"), both("h", "hexpire")),
+    (("HPERSIST", "h", "FIELDS", "2", "a", "c"), both("h", "hpersist")),
+    (("HPERSIST", "h", "FIELDS", "1", "a"), []),
+    # A time already past deletes the field: hdel, even beside fields that got a TTL.
+    (("HPEXPIRE", "h", "0", "FIELDS", "1", "a"), both("h", "hdel")),
+    (("HEXPIREAT", "h", "1", "FIELDS", "1", "zz"), []),
+    (("HGETEX", "h", "EX", "100", "FIELDS", "2", "b", "zz"), both("h", "hexpire")),
+    (("HGETEX", "h", "PERSIST", "FIELDS", "1", "b"), both("h", "hpersist")),
+    (("HGETEX", "h", "PERSIST", "FIELDS", "1", "b"), []),
+    (("HGETEX", "h", "FIELDS", "1", "b"), []),
+    (("HGETEX", "h", "PX", "0", "FIELDS", "1", "b"), both("h", "hdel")),
+    (("HGETDEL", "h", "FIELDS", "2", "zz", "c"), both("h", "hdel", "del")),
+    (("HGETDEL", "h", "FIELDS", "1", "c"), []),
+    (("HSETEX", "h", "FIELDS", "2", "a", "1", "b", "2"), both("h", "new", "hset")),
+    (("HSETEX", "h", "KEEPTTL", "FIELDS", "1", "a", "2"), both("h", "hset")),
+    (("HSETEX", "h", "EXAT", FAR, "FIELDS", "1", "a", "3"), both("h", "hset", "hexpire")),
+    (("HSETEX", "h", "FXX", "EX", "10", "FIELDS", "1", "zz", "1"), []),
+    (("HSETEX", "h", "FNX", "EXAT", "1", "FIELDS", "1", "c", "1"), both("h", "hset", "hdel")),
+    (("HSETEX", "h", "PX", "0", "FIELDS", "2", "a", "1", "b", "2"),
+     both("h", "hset", "hdel", "del")),
+    (("HSETEX", "h2", "EXAT", "1", "FIELDS", "1", "a", "1"),
+     both("h2", "new", "hset", "hdel", "del")),
+    (("HSET", "h3", "a", "1"), both("h3", "new", "hset")),
+    (("HEXPIRE", "h3", "0", "FIELDS", "1", "a"), both("h3", "hdel", "del")),
+    (("HSET", "h3", "a", "1"), both("h3", "new", "hset")),
+    (("HGETEX", "h3", "EXAT", "1", "FIELDS", "1", "a"), both("h3", "hdel", "del")),
+]
+
+
+@pytest.mark.min_redis("8.0")
+def test_hash_field_ttl_events(events):
+    assert [(cmd, events(*cmd)) for cmd, _ in HASH_FIELD_TTL] == HASH_FIELD_TTL
+
+
+@pytest.mark.min_redis("8.0")
+def test_hash_fields_expiring_announce_hexpired(events, r):
+    """A field whose TTL runs out is announced once as hexpired, whether a command or the
+    expiry cycle removes it, then del if the hash is left empty; the events of the command
+    that found it follow."""
+    events.set_flags("Kghxn")
+
+    def run(*commands, pause: float = 0.03) -> list:
+        events.drain()
+        for cmd in commands:
+            if cmd == "sleep":
+                time.sleep(pause)
+            else:
+                r.execute_command(*cmd)
+        r.execute_command("PING")
+        return [ev for _, ev in events.drain(0.1)]
+
+    assert run(("HSET", "h", "a", "1", "b", "2"), ("HPEXPIRE", "h", "1", "FIELDS", "1", "a"),
+               "sleep", ("HGET", "h", "a")) == ["new", "hset", "hexpire", "hexpired"]
+    assert run(("HPEXPIRE", "h", "1", "FIELDS", "1", "b"), "sleep",
+               ("HMGET", "h", "b")) == ["hexpire", "hexpired", "del"]
+    # HGETDEL: the expired field first, then the deletion, then the emptied key.
+    assert run(("HSET", "h", "a", "1"), ("HSETEX", "h", "PX", "1", "FIELDS", "1", "b", "2"),
+               "sleep", ("HGETDEL", "h", "FIELDS", "2", "a", "b")) == [
+        "new", "hset", "hset", "hexpire", "hexpired", "hdel", "del"]
+    # HGETEX: the expired field first, then the new TTL of the other one.
+    assert run(("HSETEX", "h", "PX", "1", "FIELDS", "1", "a", "1"), ("HSET", "h", "b", "2"),
+               "sleep", ("HGETEX", "h", "EX", "100", "FIELDS", "2", "a", "b")) == [
+        "new", "hset", "hexpire", "hset", "hexpired", "hexpire"]
+    # The expiry cycle alone: every field of the hash runs out.
+    assert run(("HPEXPIRE", "h", "1", "FIELDS", "1", "b"), "sleep", pause=0.5) == [
+        "hexpire", "hexpired", "del"]

@@ -16,7 +16,7 @@ import random
 
 from ..protocol.replies import OK, Map
 from ..store import hashes as H
-from ..store.keyspace import EV_GENERIC, EV_HASH
+from ..store.keyspace import EV_GENERIC, EV_HASH, EV_NEW
 from . import errors as E
 from . import keyutil as K
 from .args import LLONG_MAX, LLONG_MIN, Args, parse_int
@@ -409,9 +409,11 @@ def _expire_at(arg: bytes, unit_ms: int, base_ms: int, name: str) -> int:
     return value + base_ms
 
 
-def _after_ttl_change(ctx, k: bytes, h, changes: int, tracked: bool) -> None:
+def _after_ttl_change(ctx, k: bytes, h, changes: int, tracked: bool,
+                      event: bytes | None = None) -> None:
     """Account for a command that changed ``changes`` fields' TTLs (or deleted them):
-    an emptied hash goes, a hash with new TTLs joins the expiry index."""
+    an emptied hash goes, a hash with new TTLs joins the expiry index. ``event`` is the
+    command's hash event; an emptied hash adds ``del`` after it, as in Redis."""
     db = ctx.db
     if not h:
         db.delete(k, changes=changes)
@@ -419,6 +421,10 @@ def _after_ttl_change(ctx, k: bytes, h, changes: int, tracked: bool) -> None:
         db.modified(k, changes)
         if tracked:
             db.track_field_ttls(k, h)
+    if event is not None:
+        db.notify(EV_HASH, event, k)
+    if not h:
+        db.notify(EV_GENERIC, b"del", k)
 
 
 _CONDITIONS = {b"NX": "nx", b"XX": "xx", b"GT": "gt", b"LT": "lt"}
@@ -437,7 +443,10 @@ def _hexpire(ctx, argv, name: str, unit_ms: int, relative: bool):
     codes = [h.expire_field(f, when, cond, now) for f in fields]
     deleted = codes.count(H.DELETED)
     ctx.keyspace.expired_subkeys += deleted
-    _after_ttl_change(ctx, k, h, deleted + codes.count(H.SET), tracked=True)
+    changes = deleted + codes.count(H.SET)
+    # Redis names the command's one event after the deletions when a past time made any.
+    event = (b"hdel" if deleted else b"hexpire") if changes else None
+    _after_ttl_change(ctx, k, h, changes, tracked=True, event=event)
     return codes
 
 
@@ -534,6 +543,7 @@ def hpersist(ctx, argv):
     out = [(1 if h.clear_ttl(f) else -1) if f in h else -2 for f in fields]
     if 1 in out:
         ctx.db.modified(k)  # Redis counts one change however many fields it persisted
+        ctx.db.notify(EV_HASH, b"hpersist", k)
     return out
 
 
@@ -558,7 +568,7 @@ def hgetdel(ctx, argv):
             h.remove(f)
             deleted += 1
     if deleted:
-        _after_ttl_change(ctx, k, h, deleted, tracked=False)
+        _after_ttl_change(ctx, k, h, deleted, tracked=False, event=b"hdel")
     return out
 
 
@@ -614,7 +624,11 @@ def hgetex(ctx, argv):
             updated += code == H.SET
             deleted += code == H.DELETED
     ctx.keyspace.expired_subkeys += deleted
-    _after_ttl_change(ctx, k, h, updated + deleted, tracked=when is not None)
+    if updated:
+        event = b"hexpire" if when is not None else b"hpersist"
+    else:
+        event = b"hdel" if deleted else None
+    _after_ttl_change(ctx, k, h, updated + deleted, tracked=when is not None, event=event)
     return out
 
 
@@ -696,17 +710,25 @@ def hsetex(ctx, argv):
             deleted += h.expire_field(f, when, "", now) == H.DELETED
     ctx.keyspace.expired_subkeys += deleted
     changes = len(fields)
+    db = ctx.db
     if not h:  # every field was given a time already past
         if created:
-            ctx.db.modified(k, changes)  # made and deleted at once: watchers still see it
+            db.modified(k, changes)  # made and deleted at once: watchers still see it
+            db.notify(EV_NEW, b"new", k)  # Redis adds the key first, then deletes it
         else:
-            ctx.db.delete(k, changes=changes)
-        return 1
-    K.hash_note_write(h, ctx.config, *argv[first:])
-    if created:
-        ctx.db.add(k, h, changes)
+            db.delete(k, changes=changes)
     else:
-        ctx.db.modified(k, changes)
-    if when is not None:
-        ctx.db.track_field_ttls(k, h)
+        K.hash_note_write(h, ctx.config, *argv[first:])
+        if created:
+            db.add(k, h, changes)
+        else:
+            db.modified(k, changes)
+        if when is not None:
+            db.track_field_ttls(k, h)
+    if db.keyspace.events:
+        db.notify(EV_HASH, b"hset", k)
+        if when is not None:
+            db.notify(EV_HASH, b"hdel" if deleted else b"hexpire", k)
+        if not h:
+            db.notify(EV_GENERIC, b"del", k)
     return 1

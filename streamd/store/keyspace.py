@@ -9,7 +9,8 @@ database and are maintained by the server:
 
 Keyspace events (``notify-keyspace-events``) go to one hook the server installs. Commands
 announce their own events through ``Database.notify``; the store announces only what it
-does by itself: a key created (``new``) and a key expired (``expired``).
+does by itself: a key created (``new``), a key expired (``expired``), and hash fields
+expired (``hexpired``, then ``del`` when that empties the hash).
 """
 
 from __future__ import annotations
@@ -230,8 +231,11 @@ class Database:
         if not gone:
             return h
         self.keyspace.expired_subkeys += len(gone)
+        # One hexpired however many fields went, as Redis announces a command's lazy expiry.
+        self.notify(EV_HASH, b"hexpired", key)
         if not h:
             self.delete(key, changes=0)
+            self.notify(EV_GENERIC, b"del", key)
             return None
         self.modified(key, 0)
         return h
@@ -247,8 +251,11 @@ class Database:
             gone = h.expire_due(t)
             removed += len(gone)
             self.keyspace.expired_subkeys += len(gone)
+            if gone:
+                self.notify(EV_HASH, b"hexpired", key)
             if not h:
                 self.delete(key)  # Redis counts the deletion of the emptied hash
+                self.notify(EV_GENERIC, b"del", key)
             elif h.ttls:
                 index.push(key, h, h.next_due)
             if deadline is not None and time.perf_counter() >= deadline:
