@@ -143,6 +143,72 @@ def _keyspace_events(text: str) -> str:
     return value
 
 
+# Client classes of client-output-buffer-limit, in CONFIG GET order, with their defaults:
+# (hard bytes, soft bytes, soft seconds).
+_OBUF_CLASSES = ("normal", "slave", "pubsub")
+_OBUF_DEFAULTS = {"normal": (0, 0, 0), "slave": (256 * 1024**2, 64 * 1024**2, 60),
+                  "pubsub": (32 * 1024**2, 8 * 1024**2, 60)}
+_OBUF_CLASS_NAMES = {"normal": "normal", "slave": "slave", "replica": "slave",
+                     "pubsub": "pubsub"}
+
+
+class OutputBufferLimits(str):
+    """``client-output-buffer-limit`` as CONFIG GET shows it; ``limits`` maps each class
+    to its (hard, soft, soft seconds)."""
+
+    limits: dict = {}
+
+
+def _obuf_text(limits: dict) -> OutputBufferLimits:
+    value = OutputBufferLimits(" ".join(f"{c} {h} {s} {t}" for c in _OBUF_CLASSES
+                                        for h, s, t in (limits[c],)))
+    value.limits = limits
+    return value
+
+
+def _strtoll_whole(text: str) -> int | None:
+    """C's strtoll where the whole token must be read: leading blanks and a sign allowed,
+    saturating at the 64-bit bounds, an empty token reading as 0; None if anything is
+    left over."""
+    t = text.lstrip(" \t\n\v\f\r")
+    body = t[1:] if t[:1] in "+-" else t
+    if not body:
+        return 0 if not t else None
+    if not (body.isascii() and body.isdigit()):
+        return None
+    return min(max(int(t), -2**63), 2**63 - 1)
+
+
+def _output_buffer_limits(text: str, current: OutputBufferLimits | None = None):
+    """``client-output-buffer-limit``: groups of ``<class> <hard> <soft> <soft seconds>``
+    split on single spaces, each class replacing its own limits (the others keep theirs).
+    Checked as a whole before any is applied, with Redis 7.0's reasons. The seconds are a
+    C int: strtoll's value truncated to 32 bits, refused when that is negative."""
+    words = text.split(" ") if text else []
+    if len(words) % 4:
+        raise ConfigError("Wrong number of arguments in buffer limit configuration.")
+    limits = dict(current.limits if current is not None else _OBUF_DEFAULTS)
+    for i in range(0, len(words), 4):
+        name = _OBUF_CLASS_NAMES.get(words[i].lower())
+        if name is None:
+            raise ConfigError("Invalid client class specified in buffer limit configuration.")
+        try:
+            hard, soft = _memory(words[i + 1]), _memory(words[i + 2])
+        except ConfigError:
+            hard = None
+        seconds = _strtoll_whole(words[i + 3])
+        if seconds is not None:
+            seconds = (seconds + 2**31) % 2**32 - 2**31
+        if hard is None or seconds is None or seconds < 0:
+            raise ConfigError("Error in hard, soft or soft_seconds setting in "
+                              "buffer limit configuration.")
+        limits[name] = (hard, soft, seconds)
+    return _obuf_text(limits)
+
+
+_output_buffer_limits.merges = True  # a value updates the current one (Config.set)
+
+
 def _directory(text: str) -> str:
     """``dir``: Redis changes into it, so it must exist; CONFIG GET shows the absolute path."""
     if not os.path.isdir(text):
@@ -203,6 +269,7 @@ _p("lfu-log-factor", 10, _int_range(0, INT_MAX))
 _p("lfu-decay-time", 1, _int_range(0, INT_MAX))
 _p("proto-max-bulk-len", 512 * 1024 * 1024, _int_range(1024 * 1024, LLONG_MAX, memory=True))
 _p("client-query-buffer-limit", 1024**3, _int_range(1024 * 1024, LLONG_MAX, memory=True))
+_p("client-output-buffer-limit", _obuf_text(dict(_OBUF_DEFAULTS)), _output_buffer_limits)
 _p("stream-node-max-entries", 100, _int_range(0, LLONG_MAX))
 _p("stream-node-max-bytes", 4096, _int_range(0, LLONG_MAX, memory=True))
 _p("stream-idmp-duration", 100, _int_range(1, 86400))
@@ -332,7 +399,10 @@ class Config:
             raise KeyError(name)
         if not startup and not param.mutable:
             raise ConfigError("can't set immutable config")
-        self.values[param.name] = param.parse(text)
+        if getattr(param.parse, "merges", False):
+            self.values[param.name] = param.parse(text, self.values[param.name])
+        else:
+            self.values[param.name] = param.parse(text)
 
     def names(self):
         """Every name CONFIG GET can report: the parameters, then their old aliases."""
@@ -374,6 +444,9 @@ class Config:
                     saves = [] if saves is None or not value else saves
                     saves += [value] if value else []
                     self.values["save"] = " ".join(saves)
+                elif name == "client-output-buffer-limit":
+                    # Several words, like a CONFIG SET value; each line updates its classes.
+                    self.set(name, " ".join(args[1:]), startup=True)
                 elif name is not None:
                     if len(args) != 2:
                         raise ConfigError("wrong number of arguments")
@@ -427,10 +500,10 @@ class Config:
             value = self.values[name]
             new, force = _rewrite_lines(name, value, param)
             old = at.pop(name, [])
-            for line in new:
+            for n, line in enumerate(new):
                 if old:
                     lines[old.pop(0)] = line
-                elif force:
+                elif force[n] if isinstance(force, list) else force:
                     if not signed:
                         lines.append(REWRITE_SIGNATURE)
                         signed = True
@@ -457,16 +530,33 @@ def _rewrite_lines(name: str, value, param: Param) -> tuple[list[str], bool]:
         pairs = value.split()
         return ([f"save {a} {b}" for a, b in zip(pairs[::2], pairs[1::2])]
                 or ['save ""']), True
+    if name == "client-output-buffer-limit":
+        # One line per class, written where it is off its default (Redis names the
+        # replica class "replica" here, "slave" in CONFIG GET).
+        out, forced = [], []
+        for cls in _OBUF_CLASSES:
+            hard, soft, seconds = value.limits[cls]
+            out.append(f"{name} {'replica' if cls == 'slave' else cls} "
+                       f"{_memory_text(hard)} {_memory_text(soft)} {seconds}")
+            forced.append(value.limits[cls] != _OBUF_DEFAULTS[cls])
+        return out, forced
     force = value != param.default or name == "dir"
     if param.parse is _string or param.parse is _directory or name == "notify-keyspace-events":
         if param.sensitive and not value:
             return [], False  # an empty password leaves no line at all
         return [f"{name} {_repr(value)}"], force
-    if getattr(param.parse, "memory", False) and value:
+    if getattr(param.parse, "memory", False):
+        return [f"{name} {_memory_text(value)}"], force
+    return [f"{name} {_fmt(value)}"], force
+
+
+def _memory_text(value: int) -> str:
+    """A byte count as CONFIG REWRITE writes it: in gb, mb or kb when one divides it."""
+    if value:
         for unit, size in (("gb", _GB), ("mb", _MB), ("kb", _KB)):
             if value % size == 0:
-                return [f"{name} {value // size}{unit}"], force
-    return [f"{name} {_fmt(value)}"], force
+                return f"{value // size}{unit}"
+    return str(value)
 
 
 _REPR_ESCAPES = {0x5C: "\\\\", 0x22: '\\"', 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t",

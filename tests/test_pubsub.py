@@ -5,9 +5,11 @@ Replies are compared on the raw bytes (RESP2 and RESP3), as Redis 7.0.15 sends t
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
+import redis
 
 from tests.conftest import encode_request as enc
 
@@ -215,3 +217,141 @@ def test_many_messages_in_one_batch_reach_a_subscriber_in_order(raw, r):
     pub.send(b"".join(enc("PUBLISH", "q", str(i)) for i in range(200)))
     assert pub.read_exact(4 * 200) == b":1\r\n" * 200
     expect(sub, b"".join(push(2, "message", "q", str(i)) for i in range(200)))
+
+
+# --- client-output-buffer-limit --------------------------------------------------------
+
+DEFAULT_OBUF_LIMITS = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
+
+
+@pytest.fixture
+def obuf_limits(r):
+    """Sets client-output-buffer-limit for one test; the defaults come back afterwards."""
+    yield lambda value: r.config_set("client-output-buffer-limit", value)
+    r.config_set("client-output-buffer-limit", DEFAULT_OBUF_LIMITS)
+
+
+def test_client_output_buffer_limit_config(r, obuf_limits):
+    assert r.config_get("client-output-buffer-limit") == {
+        "client-output-buffer-limit": DEFAULT_OBUF_LIMITS}
+    # Each class given replaces its own limits; memory units and "replica" are understood.
+    obuf_limits("PUBSUB 1mb 2kb 3 replica 1 1K 0")
+    obuf_limits("")
+    assert r.config_get("client-output-buffer-limit")["client-output-buffer-limit"] == (
+        "normal 0 0 0 slave 1 1000 0 pubsub 1048576 2048 3")
+    # The seconds are a C int: strtoll's value cut to 32 bits.
+    obuf_limits("normal 1 2 4294967297")
+    assert r.config_get("client-output-buffer-limit")["client-output-buffer-limit"] == (
+        "normal 1 2 1 slave 1 1000 0 pubsub 1048576 2048 3")
+    prefix = ("CONFIG SET failed (possibly related to argument 'client-output-buffer-limit')"
+              " - ")
+    bad = {
+        "normal": "Wrong number of arguments in buffer limit configuration.",
+        "normal 1 2 3 ": "Wrong number of arguments in buffer limit configuration.",
+        "normal  1 2 3": "Wrong number of arguments in buffer limit configuration.",
+        "master 1 2 3": "Invalid client class specified in buffer limit configuration.",
+        "normal 1 2 3 foo 1 2 3": "Invalid client class specified in buffer limit "
+                                  "configuration.",
+        "normal 1x 2 3": "Error in hard, soft or soft_seconds setting in buffer limit "
+                         "configuration.",
+        "normal -1 2 3": "Error in hard, soft or soft_seconds setting in buffer limit "
+                         "configuration.",
+        "normal 1 2 -1": "Error in hard, soft or soft_seconds setting in buffer limit "
+                         "configuration.",
+        "normal 1 2 2147483648": "Error in hard, soft or soft_seconds setting in buffer "
+                                 "limit configuration.",
+        "normal 1 2 3 pubsub 1 2 3x": "Error in hard, soft or soft_seconds setting in "
+                                      "buffer limit configuration.",
+    }
+    for value, reason in bad.items():
+        with pytest.raises(redis.ResponseError) as exc:
+            r.config_set("client-output-buffer-limit", value)
+        assert str(exc.value) == prefix + reason, value
+    # Nothing of a refused value was applied, not even its valid first class.
+    assert r.config_get("client-output-buffer-limit")["client-output-buffer-limit"] == (
+        "normal 1 2 1 slave 1 1000 0 pubsub 1048576 2048 3")
+
+
+def lazy_subscriber(target, channel: str) -> socket.socket:
+    """A subscriber that never reads its messages (with a small receive window, so that
+    the kernel holds little of them)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect((target.host, target.port))
+    if target.password:
+        s.sendall(enc("AUTH", target.password))
+        s.recv(100)
+    s.sendall(enc("SUBSCRIBE", channel))
+    got = b""
+    while got.count(b"\r\n") < 6:
+        got += s.recv(100)
+    return s
+
+
+def numsub(r, channel: str) -> int:
+    return r.pubsub_numsub(channel)[0][1]
+
+
+def publish_until_gone(r, channel: str, size: int, most: int) -> int:
+    """Publishes ``size``-byte messages until ``channel`` has no subscriber left (at most
+    ``most`` of them); how many it took."""
+    payload = b"x" * size
+    for n in range(1, most + 1):
+        r.publish(channel, payload)
+        if numsub(r, channel) == 0:
+            return n
+    return most + 1
+
+
+def disconnections(r, target) -> int | None:
+    """INFO's client_output_buffer_limit_disconnections (Redis 8 has it, 7.0 not)."""
+    if not target.is_streamd and target.version < (8, 0):
+        return None
+    return r.info("stats")["client_output_buffer_limit_disconnections"]
+
+
+def test_subscriber_over_the_hard_output_limit_is_closed(r, target, make_client, obuf_limits,
+                                                        caplog):
+    obuf_limits("pubsub 1mb 0 0")
+    before = disconnections(r, target)
+    healthy = make_client().pubsub()
+    healthy.subscribe("small")
+    assert healthy.get_message(timeout=2)["type"] == "subscribe"
+    lazy = lazy_subscriber(target, "big")
+    try:
+        # Loopback buffers take a few MB; past them the server holds the rest itself.
+        assert publish_until_gone(r, "big", 256 * 1024, 400) <= 400
+        # The others are served on: the reading subscriber keeps its subscription.
+        assert r.ping()
+        assert r.publish("small", "hi") == 1
+        msg = healthy.get_message(timeout=2)
+        assert (msg["type"], msg["data"]) == ("message", b"hi")
+        if before is not None:
+            assert disconnections(r, target) == before + 1
+        if target.is_streamd:  # Redis's log line, with the client's CLIENT LIST line
+            assert any(rec.getMessage().startswith("Client id=")
+                       and rec.getMessage().endswith(" scheduled to be closed ASAP for "
+                                                     "overcoming of output buffer limits.")
+                       for rec in caplog.records)
+    finally:
+        lazy.close()
+        healthy.close()
+
+
+def test_subscriber_over_the_soft_output_limit_too_long_is_closed(r, target, obuf_limits):
+    obuf_limits("pubsub 0 1mb 10")
+    lazy = lazy_subscriber(target, "big")
+    try:
+        payload = b"x" * (256 * 1024)
+        for _ in range(40):  # 10 MB: well past what the loopback buffers take
+            r.publish("big", payload)
+        assert numsub(r, "big") == 1  # over the soft limit, but not for 10 seconds yet
+        # It has been over the soft limit since the first of these messages; with 0
+        # seconds allowed, the next message after a second boundary closes it.
+        obuf_limits("pubsub 0 1mb 0")
+        time.sleep(1.2)
+        r.publish("big", payload)
+        assert numsub(r, "big") == 0
+        assert r.ping()
+    finally:
+        lazy.close()

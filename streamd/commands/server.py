@@ -119,7 +119,10 @@ def _section(ctx, name: str) -> list[str]:
                 f"pubsubshard_channels:{len(srv.pubsub.shard)}",
                 "unexpected_error_replies:0",
                 f"total_error_replies:{srv.stat_error_replies}",
-                f"total_reads_processed:{reads}", f"total_writes_processed:{writes}"]
+                f"total_reads_processed:{reads}", f"total_writes_processed:{writes}",
+                f"client_query_buffer_limit_disconnections:{srv.stat_qbuf_disconnections}",
+                "client_output_buffer_limit_disconnections:"
+                f"{srv.pubsub.obuf_disconnections}"]
     if name == "replication":
         return ["role:master", "connected_slaves:0", "master_failover_state:no-failover",
                 f"master_replid:{srv.run_id}", "master_replid2:" + "0" * 40,

@@ -71,6 +71,9 @@ class Client(asyncio.Protocol):
         self.patterns: dict = {}
         self.shard_channels: dict = {}
         self.subscribed = False
+        # Since when (unix seconds) the pending output has been over the soft output buffer
+        # limit; 0 while it is not (see server/pubsub.py).
+        self.obuf_soft_since = 0
         self.pending: deque = deque()  # requests received while blocked
         self._bad_input: str | None = None  # a protocol error to report once pending is done
         self.closing = False
@@ -276,11 +279,19 @@ class Client(asyncio.Protocol):
         # and wrote their replies before the buffer grew past the limit.
         log.warning("Closing client that reached max query buffer length: id=%d addr=%s",
                     self.id, self.addr)
+        self.server.stat_qbuf_disconnections += 1
         self.closing = True
         self.flush()
 
     def close_after_reply(self) -> None:
         self.closing = True
+
+    def abort(self) -> None:
+        """Close at once, dropping the output not written yet (output buffer limits)."""
+        self.closing = True
+        self._out = bytearray()
+        if self.transport is not None:
+            self.transport.abort()
 
     def kill(self) -> None:
         self.closing = True

@@ -8,7 +8,12 @@ Redis replies with; shard channels count on their own (Redis 7.0).
 A message is encoded into the subscriber's output buffer as it is published. The buffer
 goes out with the subscriber's next write: when it was empty, a write is queued for the
 end of the loop iteration, so a batch of publications reaches a subscriber in one write.
-A subscriber that does not read is held by the transport's flow control like any client.
+
+A subscriber that does not read is held to ``client-output-buffer-limit``'s pubsub class,
+checked here as each message is delivered (so no request pays for it): its pending output,
+the transport's write buffer plus what waits in its own buffer, may not reach the hard
+limit, nor stay at or over the soft limit for more than the soft seconds. A subscriber
+that does is closed at once, its pending output dropped, as Redis closes it "ASAP".
 
 Keyspace notifications are published from here too: the keyspace calls ``keyspace_event``
 (installed as its hook) for the classes ``notify-keyspace-events`` enables.
@@ -16,9 +21,15 @@ Keyspace notifications are published from here too: the keyspace calls ``keyspac
 
 from __future__ import annotations
 
+import logging
+import time
+
+from ..commands.connection import client_line
 from ..commands.keyutil import glob_match
 from ..protocol.encoder import encode
 from ..protocol.replies import Push
+
+log = logging.getLogger("streamd")
 
 # The three subscription kinds, as commands name them: (client attribute, PubSub attribute).
 _KINDS = {"channel": ("channels", "channels"), "pattern": ("patterns", "patterns"),
@@ -26,13 +37,17 @@ _KINDS = {"channel": ("channels", "channels"), "pattern": ("patterns", "patterns
 
 
 class PubSub:
-    __slots__ = ("channels", "patterns", "shard", "_writes")
+    __slots__ = ("channels", "patterns", "shard", "_writes", "_config", "obuf_disconnections")
 
-    def __init__(self, writes):
+    def __init__(self, writes, config):
         self.channels: dict[bytes, dict] = {}  # channel -> {client: None}, never empty
         self.patterns: dict[bytes, dict] = {}  # pattern -> {client: None}, never empty
         self.shard: dict[bytes, dict] = {}  # shard channel -> {client: None}, never empty
         self._writes = writes  # the server's WriteScheduler: when a subscriber's buffer goes out
+        self._config = config
+        # Subscribers closed for their output buffer (INFO's
+        # client_output_buffer_limit_disconnections); the server resets it.
+        self.obuf_disconnections = 0
 
     # --- subscriptions --------------------------------------------------------------------
     def subscribe(self, client, kind: str, name: bytes) -> bool:
@@ -95,6 +110,7 @@ class PubSub:
     def _deliver(self, subs: dict, items: list) -> int:
         encoded: dict[int, bytes] = {}  # resp version -> the message, encoded once
         writes = self._writes
+        hard, soft, seconds = self._config["client-output-buffer-limit"].limits["pubsub"]
         for client in list(subs):
             if client.closing:
                 continue
@@ -111,7 +127,32 @@ class PubSub:
                     client.flush()
                 else:
                     writes.queue(client)
+            if (hard or soft) and self._over_limit(client, hard, soft, seconds):
+                self._close_overflowing(client)
         return len(subs)
+
+    @staticmethod
+    def _over_limit(client, hard: int, soft: int, seconds: int) -> bool:
+        """Redis's test: the hard limit at once; the soft limit once the client has been at
+        or over it for more than ``seconds`` (whole seconds, as Redis's clock counts)."""
+        transport = client.transport
+        used = len(client._out) + (transport.get_write_buffer_size() if transport else 0)
+        if hard and used >= hard:
+            return True
+        if not soft or used < soft:
+            client.obuf_soft_since = 0
+            return False
+        now = int(time.time())
+        if not client.obuf_soft_since:
+            client.obuf_soft_since = now
+            return False
+        return now - client.obuf_soft_since > seconds
+
+    def _close_overflowing(self, client) -> None:
+        log.warning("Client %s scheduled to be closed ASAP for overcoming of output buffer "
+                    "limits.", client_line(client, time.time()))
+        self.obuf_disconnections += 1
+        client.abort()
 
     # --- keyspace notifications ------------------------------------------------------------
     def keyspace_event(self, event: bytes, key: bytes, db: int, channels: int) -> None:

@@ -66,7 +66,7 @@ class Server:
         self.keyspace.idmp = IdmpRegistry()
         self.clients: dict[int, Client] = {}
         self.writes = WriteScheduler()  # when replies are written (at once or per iteration)
-        self.pubsub = PubSub(self.writes)
+        self.pubsub = PubSub(self.writes, self.config)
         self.keyspace.event_hook = self.pubsub.keyspace_event
         self.keyspace.configure_events(self.config["notify-keyspace-events"])
         self._next_id = 0
@@ -93,6 +93,8 @@ class Server:
         self.stat_connections = 0
         self.stat_rejected_conn = 0
         self.stat_error_replies = 0
+        self.stat_qbuf_disconnections = 0  # clients closed for client-query-buffer-limit
+        self.pubsub.obuf_disconnections = 0
         self.stat_errors: dict[str, int] = {}
         self._io_base = self._io_since_start()
         # INFO's instantaneous_* figures, as Redis takes them: every 100 ms a rate for ops,
