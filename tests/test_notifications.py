@@ -160,6 +160,39 @@ def test_stream_events(events):
     assert [(cmd, events(*cmd)) for cmd, _ in STREAM] == STREAM
 
 
+# Conditional forms: an event only when the condition let the command write (Redis 7.0.15).
+CONDITIONAL = [
+    (("SETNX", "n", "v"), both("n", "new", "set")),
+    (("SET", "n", "v2", "GET"), both("n", "set")),
+    (("SET", "n", "v3", "XX"), both("n", "set")),
+    (("SET", "x", "v", "XX"), []),
+    (("SET", "n", "v4", "PX", "100000", "NX"), []),
+    (("SET", "n", "v6", "KEEPTTL"), both("n", "set")),
+    (("EXPIRE", "n", "100", "XX"), []),
+    (("EXPIRE", "n", "100", "NX"), both("n", "expire")),
+    (("EXPIRE", "n", "200", "NX"), []),
+    (("EXPIRE", "n", "100", "GT"), both("n", "expire")),
+    (("EXPIRE", "n", "300", "GT"), both("n", "expire")),
+    (("PEXPIRE", "n", "1000", "LT"), both("n", "expire")),
+    (("PEXPIREAT", "n", "1"), both("n", "del")),
+    (("HSETNX", "h", "f", "v"), both("h", "new", "hset")),
+    (("HSET", "h", "f", "v2"), both("h", "hset")),
+    (("XADD", "x", "NOMKSTREAM", "*", "f", "v"), []),
+    (("XADD", "x", "1-1", "f", "v"), both("x", "new", "xadd")),
+    (("XADD", "x", "MINID", "2", "*", "f", "v"), both("x", "xadd", "xtrim")),
+    (("XTRIM", "x", "MINID", "0"), []),
+    (("XTRIM", "x", "MINID", "99999999999999"), both("x", "xtrim")),
+    (("XGROUP", "CREATE", "x", "g", "$"), both("x", "xgroup-create")),
+    (("SWAPDB", "0", "1"), []),
+    (("SWAPDB", "0", "1"), []),
+    (("FLUSHDB",), []),
+]
+
+
+def test_conditional_forms_announce_only_what_they_did(events):
+    assert [(cmd, events(*cmd)) for cmd, _ in CONDITIONAL] == CONDITIONAL
+
+
 def expire_one(r, events) -> list:
     """The events of a key that runs out (by the expiry cycle or on the GET after it)."""
     events.drain()
