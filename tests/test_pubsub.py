@@ -355,3 +355,34 @@ def test_subscriber_over_the_soft_output_limit_too_long_is_closed(r, target, obu
         assert r.ping()
     finally:
         lazy.close()
+
+
+def test_client_pause_write_holds_publish_and_spublish(r, raw):
+    """PUBLISH and SPUBLISH write no key, but Redis may replicate them: CLIENT PAUSE WRITE
+    holds them as it holds writes, even from being queued in MULTI."""
+    sub = raw()
+    sub.send(enc("SUBSCRIBE", "ch") + enc("SSUBSCRIBE", "ch"))
+    sub.read_until(lambda b: b.count(b"subscribe") == 2)
+    pauser, p, q = raw(), raw(), raw()
+    pauser.send(enc("CLIENT", "PAUSE", "30000", "WRITE"))
+    assert pauser.read_reply() == b"+OK\r\n"
+    try:
+        p.send(enc("PUBLISH", "ch", "m1"))
+        q.send(enc("MULTI") + enc("SPUBLISH", "ch", "m2") + enc("EXEC"))
+        assert q.read_reply() == b"+OK\r\n"
+        pauser.send(enc("GET", "k"))  # a read goes on
+        assert pauser.read_reply() == b"$-1\r\n"
+        for c in (p, q, sub):
+            assert c.read_until(lambda b: False, timeout=0.3) == b""
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")
+    assert p.read_reply() == b":1\r\n"
+    assert q.read_reply() == b"+QUEUED\r\n"
+    assert q.read_reply() == b"*1\r\n:1\r\n"
+    expect(sub, push(2, "message", "ch", "m1") + push(2, "smessage", "ch", "m2"))
+
+
+def test_publish_flags_hide_may_replicate(call):
+    # Redis keeps the flag that makes CLIENT PAUSE WRITE hold PUBLISH out of COMMAND INFO.
+    for info in call("COMMAND", "INFO", "publish", "spublish"):
+        assert info[2] == [b"pubsub", b"loading", b"stale", b"fast"]

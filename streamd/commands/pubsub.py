@@ -97,7 +97,8 @@ def sunsubscribe(ctx, argv):
     return _unsubscribe(ctx, argv, "shard", b"sunsubscribe", ctx.shard_channels)
 
 
-@command("publish", 3, "pubsub loading stale fast", group="pubsub", since="2.0.0",
+@command("publish", 3, "pubsub loading stale fast may_replicate", group="pubsub",
+         since="2.0.0",
          summary="Posts a message to a channel.",
          complexity="O(N+M) where N is the number of clients subscribed to the receiving "
                     "channel and M is the total number of subscribed patterns (by any client).",
@@ -107,8 +108,8 @@ def publish(ctx, argv):
     return ctx.server.pubsub.publish(argv[1], argv[2])
 
 
-@command("spublish", 3, "pubsub loading stale fast", keys=(1, 1, 1), key_flags="not_key",
-         group="pubsub", since="7.0.0",
+@command("spublish", 3, "pubsub loading stale fast may_replicate", keys=(1, 1, 1),
+         key_flags="not_key", group="pubsub", since="7.0.0",
          summary="Post a message to a shard channel",
          complexity="O(N) where N is the number of clients subscribed to the receiving shard "
                     "channel.",

@@ -235,8 +235,9 @@ _CATEGORY_ORDER = {c: i for i, c in enumerate((
     "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
     "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking",
     "dangerous", "connection", "transaction", "scripting"))}
-# Table flags that Redis does not report as command flags ("slow" is only a category).
-_NOT_FLAGS = frozenset({"slow"})
+# Table flags that Redis does not report as command flags ("slow" is only a category;
+# Redis keeps "may_replicate" out of COMMAND INFO on purpose).
+_NOT_FLAGS = frozenset({"slow", "may_replicate"})
 _FLAG_NAMES = {"noauth": "no_auth"}
 
 

@@ -43,6 +43,15 @@ _POSTPONED = object()  # _resolve's answer when CLIENT PAUSE holds the request
 _NOT_QUEUED = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 
 
+# What CLIENT PAUSE WRITE holds: writes, and the commands Redis may replicate although
+# they write no key (PUBLISH and SPUBLISH reach the replicas' subscribers too).
+_REPLICATED = frozenset({"write", "may_replicate"})
+
+
+def _held_by_write_pause(cmd) -> bool:
+    return not _REPLICATED.isdisjoint(cmd.flags)
+
+
 _METRIC_SAMPLES = 16
 _METRIC_PERIOD_MS = 100
 
@@ -268,9 +277,9 @@ class Server:
             if client.multi is not None and "no_multi" in cmd.flags:  # SAVE, SHUTDOWN
                 return self._reject(client, E.NOT_IN_MULTI, cmd)
             pause = self.pause_type
-            if pause is not None and (pause == "all" or "write" in cmd.flags or (
+            if pause is not None and (pause == "all" or _held_by_write_pause(cmd) or (
                     cmd.name == "exec" and client.multi
-                    and any("write" in c.flags for c, _ in client.multi))):
+                    and any(_held_by_write_pause(c) for c, _ in client.multi))):
                 return _POSTPONED
             if client.multi is not None:
                 if cmd.name not in _NOT_QUEUED:
