@@ -120,12 +120,18 @@ def test_resp2_subscribed_mode_allows_only_pubsub_ping_quit_reset(raw):
     assert c.is_closed()
 
 
-def test_resp3_subscriber_runs_any_command_and_may_switch_to_resp2(raw, r):
+def own_message_after(target, reply: bytes, pushes: bytes) -> bytes:
+    """What a client gets for a command that published ``pushes`` to itself: since Redis
+    7.2 the messages follow the command's whole reply; 7.0 wrote them at once."""
+    return reply + pushes if target.version >= (7, 2) else pushes + reply
+
+
+def test_resp3_subscriber_runs_any_command_and_may_switch_to_resp2(raw, r, target):
     c = connect(raw, 3)
     c.send(enc("SUBSCRIBE", "x") + enc("GET", "k") + enc("PING"))
     expect(c, push(3, "subscribe", "x", 1) + b"_\r\n+PONG\r\n")
-    c.send(enc("PUBLISH", "x", "me"))  # to itself: the message, then the reply
-    expect(c, push(3, "message", "x", "me") + b":1\r\n")
+    c.send(enc("PUBLISH", "x", "me"))  # to itself
+    expect(c, own_message_after(target, b":1\r\n", push(3, "message", "x", "me")))
     c.send(enc("HELLO", "2"))
     c.read_reply()
     c.send(enc("GET", "k") + enc("PING"))
@@ -386,3 +392,80 @@ def test_publish_flags_hide_may_replicate(call):
     # Redis keeps the flag that makes CLIENT PAUSE WRITE hold PUBLISH out of COMMAND INFO.
     for info in call("COMMAND", "INFO", "publish", "spublish"):
         assert info[2] == [b"pubsub", b"loading", b"stale", b"fast"]
+
+
+def test_messages_to_itself_follow_each_reply_of_a_pipeline(raw, r, target):
+    c = connect(raw, 3)
+    c.send(enc("SUBSCRIBE", "a"))
+    expect(c, push(3, "subscribe", "a", 1))
+    c.send(enc("PUBLISH", "a", "x") + enc("PING") + enc("PUBLISH", "a", "y")
+           + enc("UNSUBSCRIBE") + enc("PUBLISH", "a", "z"))
+    expect(c, own_message_after(target, b":1\r\n", push(3, "message", "a", "x"))
+           + b"+PONG\r\n"
+           + own_message_after(target, b":1\r\n", push(3, "message", "a", "y"))
+           + push(3, "unsubscribe", "a", 0) + b":0\r\n")
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_exec_reply_stays_whole_around_messages_to_itself(raw, r, target, resp):
+    """Since Redis 7.2 the messages a transaction publishes to its own client come after
+    EXEC's array; 7.0 wrote them inside it. A SUBSCRIBE's confirmations are its reply
+    and stay in place."""
+    c = connect(raw, resp)
+    c.send(enc("MULTI") + enc("SUBSCRIBE", "a") + enc("PUBLISH", "a", "x")
+           + enc("SET", "k", "v") + enc("PUBLISH", "a", "y") + enc("EXEC"))
+    x, y = push(resp, "message", "a", "x"), push(resp, "message", "a", "y")
+    if target.version >= (7, 2):
+        exec_reply = b"*4\r\n" + push(resp, "subscribe", "a", 1) + b":1\r\n+OK\r\n:1\r\n" + x + y
+    else:
+        exec_reply = (b"*4\r\n" + push(resp, "subscribe", "a", 1) + x + b":1\r\n+OK\r\n" + y
+                      + b":1\r\n")
+    expect(c, b"+OK\r\n" + b"+QUEUED\r\n" * 4 + exec_reply)
+
+
+def test_keyspace_events_to_itself_follow_the_reply(raw, r, target):
+    r.config_set("notify-keyspace-events", "KEA")
+    try:
+        c = connect(raw, 3)
+        c.send(enc("SUBSCRIBE", "__keyevent@0__:set"))
+        expect(c, push(3, "subscribe", "__keyevent@0__:set", 1))
+        event = push(3, "message", "__keyevent@0__:set", "k")
+        c.send(enc("SET", "k", "1") + enc("GET", "k"))
+        expect(c, own_message_after(target, b"+OK\r\n", event) + b"$1\r\n1\r\n")
+        c.send(enc("MULTI") + enc("SET", "k", "2") + enc("GET", "k") + enc("EXEC"))
+        if target.version >= (7, 2):
+            expected = b"*2\r\n+OK\r\n$1\r\n2\r\n" + event
+        else:
+            expected = b"*2\r\n" + event + b"+OK\r\n$1\r\n2\r\n"
+        expect(c, b"+OK\r\n+QUEUED\r\n+QUEUED\r\n" + expected)
+    finally:
+        r.config_set("notify-keyspace-events", "")
+
+
+def test_events_of_a_woken_reader_follow_the_writers_reply_and_events(raw, r, target):
+    """An XADD wakes an XREADGROUP whose consumer was deleted meanwhile: the writer gets its
+    reply, then its own xadd event, then the event of the consumer the woken read creates
+    again. The reader's own event: since Redis 7.2 the blocking call creates the consumer
+    and its events follow each reply; 7.0 created it only when serving, event first."""
+    r.config_set("notify-keyspace-events", "KEA")
+    try:
+        r.xgroup_create("s", "g", "$", mkstream=True)
+        created = "__keyevent@0__:xgroup-createconsumer"
+        b = connect(raw, 3)
+        b.send(enc("SUBSCRIBE", created))
+        expect(b, push(3, "subscribe", created, 1))
+        b.send(enc("XREADGROUP", "GROUP", "g", "c1", "BLOCK", "0", "STREAMS", "s", ">"))
+        b_event = push(3, "message", created, "s")
+        expect(b, b_event if target.version >= (7, 2) else b"")
+        assert r.xgroup_delconsumer("s", "g", "c1") == 0
+        w = connect(raw, 3)
+        w.send(enc("PSUBSCRIBE", "__keyevent@0__:x*"))
+        expect(w, push(3, "psubscribe", "__keyevent@0__:x*", 1))
+        w.send(enc("XADD", "s", "1-1", "f", "v"))
+        expect(w, b"$3\r\n1-1\r\n"
+               + push(3, "pmessage", "__keyevent@0__:x*", "__keyevent@0__:xadd", "s")
+               + push(3, "pmessage", "__keyevent@0__:x*", created, "s"))
+        served = b"%1\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
+        expect(b, own_message_after(target, served, b_event))
+    finally:
+        r.config_set("notify-keyspace-events", "")

@@ -96,8 +96,13 @@ class Client(asyncio.Protocol):
         self.reader = RequestReader(weakref.proxy(self))
         self.reader.set_gated(not self._authenticated)
         self._out = bytearray()
+        # Messages to this client made while its own command ran: they go out after that
+        # command's reply (server/pubsub.py). A subscriber takes the dispatcher's slow path,
+        # which releases them before the next command runs.
+        self.held_pushes = bytearray()
         self._paused_reading = False
         self._writes = server.writes
+        self._pubsub = server.pubsub
         self._period = -1  # the last cron period in which this client counted as active
 
     # The dispatcher checks one flag; these keep it in step with the two states behind it.
@@ -125,10 +130,11 @@ class Client(asyncio.Protocol):
         return self.net_in, self.net_out, self.io_reads, self.io_writes
 
     def update_special(self) -> None:
-        # A RESP2 subscriber may only run the pub/sub commands, PING, QUIT and RESET.
+        # A RESP2 subscriber may only run the pub/sub commands, PING, QUIT and RESET; a
+        # RESP3 one may receive messages while its own command runs, which must follow that
+        # command's reply (see held_pushes).
         self.special = (not self._authenticated or self._multi is not None
-                        or self.server.pause_type is not None
-                        or (self.subscribed and self.resp == 2))
+                        or self.server.pause_type is not None or self.subscribed)
 
     def update_subscribed(self) -> None:
         """After a subscription came or went (and after a protocol switch)."""
@@ -226,10 +232,21 @@ class Client(asyncio.Protocol):
     # --- execution ----------------------------------------------------------------------
     def run_requests(self, requests) -> None:
         """Run requests in order until done or blocked; flush replies with one write."""
+        pubsub = self._pubsub
+        pubsub.running = self
         done, blocked = self.server.run(self, requests)
+        pubsub.running = None
+        if self.held_pushes:
+            self.release_held_pushes()
         if blocked and done < len(requests):
             self.pending.extend(requests[done:])
         self.replies_ready()
+
+    def release_held_pushes(self) -> None:
+        """Append the messages held while this client's last command ran (its reply is
+        already in the output buffer)."""
+        self._out += self.held_pushes
+        self.held_pushes = bytearray()
 
     def resume_pending(self) -> None:
         """Continue with requests that arrived while blocked."""
@@ -243,6 +260,8 @@ class Client(asyncio.Protocol):
 
     def send(self, reply) -> None:
         encode(reply, self._out, self.resp)
+        if self.held_pushes:  # a woken command's messages to itself
+            self.release_held_pushes()
         self.replies_ready()
 
     def replies_ready(self) -> None:

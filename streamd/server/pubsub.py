@@ -15,6 +15,12 @@ the transport's write buffer plus what waits in its own buffer, may not reach th
 limit, nor stay at or over the soft limit for more than the soft seconds. A subscriber
 that does is closed at once, its pending output dropped, as Redis closes it "ASAP".
 
+A message to the client whose command is running (``running``: a RESP3 subscriber
+publishing to itself, or announcing a keyspace event it listens to) waits in the client's
+held pushes until that command's reply is out, as Redis does since 7.2: a push never lands
+inside a reply, and EXEC's array comes whole before the messages its commands sent to the
+client itself. (Redis 7.0 wrote it at once, inside the EXEC array too.)
+
 Keyspace notifications are published from here too: the keyspace calls ``keyspace_event``
 (installed as its hook) for the classes ``notify-keyspace-events`` enables.
 """
@@ -37,13 +43,15 @@ _KINDS = {"channel": ("channels", "channels"), "pattern": ("patterns", "patterns
 
 
 class PubSub:
-    __slots__ = ("channels", "patterns", "shard", "_writes", "_config", "obuf_disconnections")
+    __slots__ = ("channels", "patterns", "shard", "running", "_writes", "_config",
+                 "obuf_disconnections")
 
     def __init__(self, writes, config):
         self.channels: dict[bytes, dict] = {}  # channel -> {client: None}, never empty
         self.patterns: dict[bytes, dict] = {}  # pattern -> {client: None}, never empty
         self.shard: dict[bytes, dict] = {}  # shard channel -> {client: None}, never empty
         self._writes = writes  # the server's WriteScheduler: when a subscriber's buffer goes out
+        self.running = None  # the client whose command runs now (see the module doc)
         self._config = config
         # Subscribers closed for their output buffer (INFO's
         # client_output_buffer_limit_disconnections); the server resets it.
@@ -111,6 +119,7 @@ class PubSub:
         encoded: dict[int, bytes] = {}  # resp version -> the message, encoded once
         writes = self._writes
         hard, soft, seconds = self._config["client-output-buffer-limit"].limits["pubsub"]
+        running = self.running
         for client in list(subs):
             if client.closing:
                 continue
@@ -119,6 +128,9 @@ class PubSub:
                 buf = bytearray()
                 encode(Push(items), buf, client.resp)
                 data = encoded[client.resp] = bytes(buf)
+            if client is running:
+                client.held_pushes += data  # after the reply (see the module doc)
+                continue
             out = client._out
             flush_due = not out  # a non-empty buffer already has its write coming
             out += data

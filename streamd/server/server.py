@@ -204,9 +204,11 @@ class Server:
                 self._park(client, cmd, argv, reply)
                 return done, True
             cmd.calls += 1
+            # The reply goes first: what the woken clients' commands publish to this
+            # client comes after it, as in Redis.
+            encode(reply, client._out, client.resp)
             if ks.ready:
                 self.handle_ready()
-            encode(reply, client._out, client.resp)
             if client.closing:
                 break
         return done, False
@@ -239,6 +241,8 @@ class Server:
         """The command to run for ``argv`` after every check, or the reply that replaces
         running it: an error (unknown, arity, NOAUTH) or +QUEUED inside MULTI; ``_CLOSED``
         after a protocol error."""
+        if client.held_pushes:  # the last command's messages to itself, after its reply
+            client.release_held_pushes()
         if client.special and not client.authenticated:
             # A request parsed before a RESET in the same read took the authentication away
             # meets the limits Redis, parsing one request at a time, would have applied.
@@ -445,6 +449,12 @@ class Server:
     def handle_ready(self) -> None:
         """Re-run, FIFO, the commands parked on keys signalled by the last command."""
         ks = self.keyspace
+        pubsub = self.pubsub
+        running = pubsub.running
+        if running is not None and running.held_pushes:
+            # The command that woke them has its reply out: its messages to its own client
+            # go before anything the woken commands publish.
+            running.release_held_pushes()
         while ks.ready:
             batch, ks.ready = ks.ready, []
             seen = set()
@@ -460,8 +470,15 @@ class Server:
                         continue
                     client = waiter.client
                     client.now_ms = now_ms()
+                    # The re-run is the woken client's command: its messages to itself
+                    # follow its reply (server/pubsub.py).
+                    pubsub.running = client
                     reply = self.call(client, waiter.cmd, waiter.argv)
+                    pubsub.running = running
                     if type(reply) is Block:
+                        if client.held_pushes:
+                            client.release_held_pushes()
+                            client.replies_ready()
                         continue  # still nothing to serve: keep the original deadline
                     self._finish(waiter, reply)
 
