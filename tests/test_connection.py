@@ -705,3 +705,33 @@ def test_a_shorter_client_pause_does_not_end_a_longer_one(r, raw):
     a.send(b"SET k 1\r\n")
     assert a.read_reply() == b"+OK\r\n"
     assert time.monotonic() - start >= 0.6
+
+
+def test_clients_held_by_client_pause_count_as_blocked(r, raw):
+    """Redis blocks a client whose command CLIENT PAUSE postpones: INFO counts it in
+    blocked_clients (not in the timeout table) and CLIENT LIST flags it b, after x for one
+    whose EXEC waits."""
+    a, c = raw(), raw()
+    c.send(b"CLIENT SETNAME c\r\nMULTI\r\nSET k 1\r\n")
+    assert c.read_reply() == b"+OK\r\n" and c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b"+QUEUED\r\n"
+    with _paused(r, raw, b"30000 WRITE") as pauser:
+        a.send(b"CLIENT SETNAME a\r\nSET k v\r\n")
+        assert a.read_reply() == b"+OK\r\n"
+        c.send(b"EXEC\r\n")
+        assert _nothing_yet(a) and _nothing_yet(c)
+        info = r.info("clients")
+        assert (info["blocked_clients"], info["clients_in_timeout_table"]) == (2, 0)
+        flags = {cl["name"]: cl["flags"] for cl in r.client_list()}
+        assert (flags["a"], flags["c"]) == ("b", "xb")
+        # Unpaused, they are no longer blocked, even before their commands have run.
+        pauser.send(b"CLIENT UNPAUSE\r\nCLIENT LIST\r\nINFO clients\r\n")
+        assert pauser.read_reply() == b"+OK\r\n"
+        listing = pauser.read_reply().decode()
+        line = next(l for l in listing.splitlines() if " name=a " in l)
+        assert "b" not in line.split(" flags=")[1].split()[0]
+        assert "\r\nblocked_clients:0\r\n" in pauser.read_reply().decode()
+    assert a.read_reply(timeout=2) == b"+OK\r\n"
+    assert c.read_reply(timeout=2) == b"*1\r\n+OK\r\n"
+    assert r.info("clients")["blocked_clients"] == 0
+    assert {cl["name"]: cl["flags"] for cl in r.client_list()}["a"] == "N"

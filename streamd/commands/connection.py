@@ -164,10 +164,10 @@ def _check_name(name: bytes, what: str = "Client names") -> None:
 
 def client_line(c, now: float) -> str:
     flags = "P" if c.subscribed else ""
-    if c.waiter is not None:
-        flags += "b"
     if c.multi is not None:
         flags += "x"
+    if c.server.is_blocked(c):
+        flags += "b"
     if c.watched and c.watch_dirty:
         flags += "d"
     if c.no_evict:

@@ -482,10 +482,16 @@ class Server:
                         continue  # still nothing to serve: keep the original deadline
                     self._finish(waiter, reply)
 
+    def is_blocked(self, client: Client) -> bool:
+        """Whether ``client`` waits: parked on keys, or holding a request CLIENT PAUSE
+        postponed (Redis blocks such a client too, with no timeout)."""
+        return client.waiter is not None or (client.postponed and self.pause_type is not None)
+
     def blocked_stats(self) -> tuple[int, int, int, int]:
         """(blocked clients, those with a timeout, blocking keys, blocking keys that also
-        wake on deletion). Redis's timeout table holds only clients with a deadline: BLOCK
-        0 waits forever and has no entry there."""
+        wake on deletion). Clients postponed by CLIENT PAUSE count as blocked, as in Redis.
+        Redis's timeout table holds only clients with a deadline: BLOCK 0 waits forever
+        and has no entry there, nor has a postponed client."""
         keys = nokey = 0
         for db in self.keyspace.dbs:
             for queue in db.blocking.values():
@@ -494,7 +500,7 @@ class Server:
                     nokey += 1
         waiters = [c.waiter for c in self.clients.values() if c.waiter is not None]
         timed = sum(1 for w in waiters if w.deadline)
-        return len(waiters), timed, keys, nokey
+        return len(waiters) + len(self._postponed), timed, keys, nokey
 
     # --- clients -------------------------------------------------------------------------
     def client_connected(self, client: Client) -> None:
