@@ -722,8 +722,9 @@ def test_clients_held_by_client_pause_count_as_blocked(r, raw):
         assert _nothing_yet(a) and _nothing_yet(c)
         info = r.info("clients")
         assert (info["blocked_clients"], info["clients_in_timeout_table"]) == (2, 0)
-        flags = {cl["name"]: cl["flags"] for cl in r.client_list()}
-        assert (flags["a"], flags["c"]) == ("b", "xb")
+        listed = {cl["name"]: cl for cl in r.client_list()}
+        assert (listed["a"]["flags"], listed["c"]["flags"]) == ("b", "xb")
+        assert (listed["a"]["cmd"], listed["c"]["cmd"]) == ("set", "exec")  # what waits
         # Unpaused, they are no longer blocked, even before their commands have run.
         pauser.send(b"CLIENT UNPAUSE\r\nCLIENT LIST\r\nINFO clients\r\n")
         assert pauser.read_reply() == b"+OK\r\n"
@@ -735,3 +736,25 @@ def test_clients_held_by_client_pause_count_as_blocked(r, raw):
     assert c.read_reply(timeout=2) == b"*1\r\n+OK\r\n"
     assert r.info("clients")["blocked_clients"] == 0
     assert {cl["name"]: cl["flags"] for cl in r.client_list()}["a"] == "N"
+
+
+def test_client_list_cmd_is_the_last_command_looked_up(r, raw):
+    """CLIENT LIST's cmd is the last command Redis found for the client, whether it ran
+    or was refused or queued; NULL when the name (or subcommand) is unknown."""
+    a = raw()
+    a.send(b"CLIENT SETNAME a\r\n")
+    assert a.read_reply() == b"+OK\r\n"
+    for request, reply, cmd in [
+            (b"GET\r\n", b"-ERR wrong number", "get"),
+            (b"NOSUCH\r\n", b"-ERR unknown command", "NULL"),
+            (b"CLIENT\r\n", b"-ERR wrong number", "client"),
+            (b"SET k v\r\n", b"+OK", "set"),
+            (b"CLIENT NOPE\r\n", b"-ERR unknown subcommand", "NULL"),
+            (b"MULTI\r\n", b"+OK", "multi"),
+            (b"SET k 1\r\n", b"+QUEUED", "set"),
+            (b"EXEC x\r\n", b"-EXECABORT", "exec"),
+            (b"SUBSCRIBE x\r\n", b"*3", "subscribe"),
+            (b"GET k\r\n", b"-ERR Can't execute", "get")]:
+        a.send(request)
+        assert a.read_reply().startswith(reply)
+        assert next(cl for cl in r.client_list() if cl["name"] == "a")["cmd"] == cmd, request

@@ -250,23 +250,29 @@ class Server:
             if refusal is not None:
                 client.protocol_error(refusal)
                 return _CLOSED
+        # The client's last command (CLIENT LIST cmd=) is the one looked up, as in Redis:
+        # also when it is then refused, queued or postponed; NULL when none is found.
         name = argv[0]
         cmd = DISPATCH.get(name)
         if cmd is None:
             cmd = DISPATCH.get(name.lower())
             if cmd is None:
+                client.last_cmd = "NULL"
                 return self._reject(client, E.unknown_command(name, argv[1:]), None)
         if cmd.handler is None:  # container: resolve the subcommand
             if len(argv) < 2:
                 if cmd.bare is None:
+                    client.last_cmd = cmd.name
                     return self._reject(client, E.wrong_arity(cmd.name), cmd)
                 cmd = cmd.bare
             else:
                 sub = cmd.subcommands.get(argv[1].lower())
                 if sub is None:
                     # Redis finds no command here: no commandstats line counts it.
+                    client.last_cmd = "NULL"
                     return self._reject(client, E.unknown_subcommand(argv[1], cmd.name), None)
                 cmd = sub
+        client.last_cmd = cmd.name
         arity = cmd.arity
         if (len(argv) != arity) if arity > 0 else (len(argv) < -arity):
             return self._reject(client, E.wrong_arity(cmd.name), cmd)
