@@ -406,6 +406,23 @@ def test_messages_to_itself_follow_each_reply_of_a_pipeline(raw, r, target):
            + push(3, "unsubscribe", "a", 0) + b":0\r\n")
 
 
+def test_messages_to_itself_follow_the_reply_when_it_subscribed_in_the_same_read(raw, r,
+                                                                                 target):
+    # Not a subscriber when the read starts: SUBSCRIBE makes it one mid-read, and the
+    # PUBLISH after it must still see its reply before the message.
+    c = connect(raw, 3)
+    c.send(enc("SUBSCRIBE", "a") + enc("PUBLISH", "a", "x") + enc("PING"))
+    expect(c, push(3, "subscribe", "a", 1)
+           + own_message_after(target, b":1\r\n", push(3, "message", "a", "x"))
+           + b"+PONG\r\n")
+    # Leaving the last subscription in a read, then subscribing again in a later one.
+    c.send(enc("UNSUBSCRIBE") + enc("PUBLISH", "a", "y"))
+    expect(c, push(3, "unsubscribe", "a", 0) + b":0\r\n")
+    c.send(enc("SUBSCRIBE", "a") + enc("PUBLISH", "a", "z"))
+    expect(c, push(3, "subscribe", "a", 1)
+           + own_message_after(target, b":1\r\n", push(3, "message", "a", "z")))
+
+
 @pytest.mark.parametrize("resp", [2, 3])
 def test_exec_reply_stays_whole_around_messages_to_itself(raw, r, target, resp):
     """Since Redis 7.2 the messages a transaction publishes to its own client come after
