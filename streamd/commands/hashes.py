@@ -506,7 +506,9 @@ def _httl(ctx, argv, name: str, unit_ms: int, relative: bool):
 
 
 def _httl_row(name: str, unit_ms: int, relative: bool, summary: str):
+    # A remaining time changes from call to call, as TTL's does; an absolute time does not.
     @command(name, -5, "readonly fast", _ONE_KEY,
+             tips="nondeterministic_output" if relative else "",
              key_flags="RO access", group="hash", since="7.4.0", summary=summary,
              complexity="O(N) where N is the number of specified fields",
              args=(key(), _FIELDS_BLOCK))
