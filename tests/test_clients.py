@@ -283,15 +283,118 @@ def test_info_and_client_list_parse_in_redis_py(target, r, make_client, protocol
         assert isinstance(client.info(section), dict)
     sub = make_client(protocol=protocol)
     p = sub.pubsub()
-    p.subscribe("cl")
+    p.subscribe("cl", "cl2")
     p.psubscribe("cl*")
-    assert p.get_message(timeout=2) and p.get_message(timeout=2)
+    assert all(_drain(p, 3))
     rows = client.client_list()
     assert all(isinstance(row, dict) and "id" in row and "flags" in row for row in rows)
     mine = client.client_info()
     assert str(mine["resp"]) == str(protocol) and str(mine["sub"]) == "0"
-    subscriber = [row for row in rows if row["sub"] == "1"]
+    subscriber = [row for row in rows if row["sub"] == "2"]
     assert len(subscriber) == 1 and subscriber[0]["psub"] == "1"
     assert "P" in subscriber[0]["flags"] and subscriber[0]["cmd"] == "psubscribe"
     assert [row["id"] for row in client.client_list(_type="pubsub")] == [subscriber[0]["id"]]
     p.close()
+
+
+@pytest.mark.min_redis("7.4")
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_redis_py_hash_field_ttl_helpers(target, r, protocol):
+    c = target.client(protocol=protocol)
+    c.hset("h", mapping={"a": 1, "b": 2, "c": 3})
+    assert c.hexpire("h", 100, "a", "zz") == [1, -2]
+    assert c.hpexpire("h", 100000, "b", nx=True) == [1]
+    assert c.hpexpire("h", 100000, "b", nx=True) == [0]
+    assert c.httl("h", "a", "b", "c", "zz") == [100, 100, -1, -2]
+    assert 0 < c.hpttl("h", "a")[0] <= 100000
+    assert c.hexpiretime("h", "a")[0] > time.time() and c.hpexpiretime("h", "c") == [-1]
+    assert c.hpersist("h", "a", "c") == [1, -1]
+    assert c.hexpire("nokey", 10, "a") == [-2] and c.httl("nokey", "a") == [-2]
+    c.close()
+
+
+@pytest.mark.min_redis("8.0")
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_redis_py_hgetdel_hgetex_hsetex(target, r, protocol):
+    c = target.client(protocol=protocol)
+    c.hset("h", mapping={"a": 1, "b": 2, "c": 3})
+    assert c.hgetdel("h", "c", "zz") == [b"3", None]
+    assert c.hgetex("h", "a", "b", ex=50) == [b"1", b"2"] and c.httl("h", "a") == [50]
+    assert c.hgetex("h", "a", persist=True) == [b"1"] and c.httl("h", "a") == [-1]
+    assert c.hsetex("h", "x", "1", ex=10) == 1
+    assert c.hsetex("h", mapping={"y": "2"}, px=5000) == 1
+    assert c.httl("h", "x", "y") == [10, 5]
+    assert c.hgetdel("nokey", "a") == [None] and c.hgetex("nokey", "a") == [None]
+    c.close()
+
+
+def test_command_count_list_and_pubsub_rows_agree(r):
+    names = {n.decode() for n in r.command_list()}
+    # COMMAND LIST names subcommands too (container|sub); COMMAND COUNT and COMMAND do not.
+    top = {n for n in names if "|" not in n}
+    assert r.command_count() == len(top) == len(r.command())
+    assert set(r.command()) == top
+    pubsub = {n.decode() for n in r.command_list(category="pubsub")}
+    assert {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe",
+            "sunsubscribe", "publish", "spublish"} <= pubsub <= names
+    # COMMAND INFO read unparsed: redis-py's COMMAND callback only knows the bare COMMAND.
+    conn = r.connection_pool.get_connection()
+    try:
+        conn.send_command("COMMAND", "INFO", "pubsub")
+        row = conn.read_response()[0]
+    finally:
+        r.connection_pool.release(conn)
+    assert {sub[0].decode() for sub in row[9]} == {
+        "pubsub|channels", "pubsub|numsub", "pubsub|numpat", "pubsub|help",
+        "pubsub|shardchannels", "pubsub|shardnumsub"}
+
+
+@needs_cli
+def test_redis_cli_subscribe_reading_mode(target, r):
+    cli = subprocess.Popen(["redis-cli", "-h", target.host, "-p", str(target.port),
+                            "--no-raw", "SUBSCRIBE", "ca", "cb"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 5
+        while r.pubsub_numsub("cb") != [(b"cb", 1)]:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert r.publish("ca", "hi") == 1
+        time.sleep(0.3)
+    finally:
+        cli.terminate()
+        out, _ = cli.communicate(timeout=5)
+    assert out.split("\n")[:10] == [
+        "Reading messages... (press Ctrl-C to quit)",
+        '1) "subscribe"', '2) "ca"', "3) (integer) 1",
+        '1) "subscribe"', '2) "cb"', "3) (integer) 2",
+        '1) "message"', '2) "ca"', '3) "hi"']
+
+
+@needs_cli
+@pytest.mark.skipif(shutil.which("script") is None, reason="script(1) not installed")
+def test_redis_cli_stat_and_latency(target, r):
+    # --stat only flushes to a terminal: run it under script(1) for a pseudo-terminal.
+    cmd = f"redis-cli -h {target.host} -p {target.port} --stat -i 0.2"
+    out = subprocess.run(["timeout", "1.5", "script", "-qc", cmd, "/dev/null"],
+                         capture_output=True, text=True, timeout=20).stdout
+    lines = [ln for ln in out.replace("\r", "").split("\n") if ln.strip()]
+    assert lines[0].startswith("------- data ------") and lines[1].split()[:4] == [
+        "keys", "mem", "clients", "blocked"]
+    assert len(lines) >= 4 and all(row.split()[0].isdigit() for row in lines[2:4])
+    out = subprocess.run(["redis-cli", "-h", target.host, "-p", str(target.port),
+                          "--latency", "--raw", "-i", "0.3"],
+                         capture_output=True, text=True, timeout=20, input="")
+    # --raw --latency prints one summary line (min max avg samples) and stops after -i.
+    fields = out.stdout.split()
+    assert out.returncode == 0 and len(fields) == 4 and int(fields[3]) > 0, out
+
+
+@needs_cli
+@pytest.mark.parametrize("name", ["SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "PUBLISH",
+                                  "SPUBLISH", "PUBSUB"])
+def test_redis_cli_command_docs_of_pubsub(target, r, name):
+    out = subprocess.run(["redis-cli", "-h", target.host, "-p", str(target.port),
+                          "COMMAND", "DOCS", name], capture_output=True, text=True, timeout=20)
+    assert out.returncode == 0 and out.stdout.startswith(name.lower() + "\n")
+    assert "pubsub" in out.stdout and ("arguments" in out.stdout or "subcommands" in out.stdout)
