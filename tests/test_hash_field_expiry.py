@@ -786,10 +786,10 @@ def test_untouched_field_ttl_commands_do_not_abort_a_transaction(r, make_client)
 
 
 @pytest.mark.parametrize("name, arity, flags, spec_flags", [
-    ("hexpire", -6, ["write", "denyoom", "fast"], ["RW", "update"]),
-    ("hpexpire", -6, ["write", "denyoom", "fast"], ["RW", "update"]),
-    ("hexpireat", -6, ["write", "denyoom", "fast"], ["RW", "update"]),
-    ("hpexpireat", -6, ["write", "denyoom", "fast"], ["RW", "update"]),
+    ("hexpire", -6, ["write", "fast"], ["RW", "update"]),
+    ("hpexpire", -6, ["write", "fast"], ["RW", "update"]),
+    ("hexpireat", -6, ["write", "fast"], ["RW", "update"]),
+    ("hpexpireat", -6, ["write", "fast"], ["RW", "update"]),
     ("httl", -5, ["readonly", "fast"], ["RO", "access"]),
     ("hpttl", -5, ["readonly", "fast"], ["RO", "access"]),
     ("hexpiretime", -5, ["readonly", "fast"], ["RO", "access"]),

@@ -451,7 +451,7 @@ def _hexpire(ctx, argv, name: str, unit_ms: int, relative: bool):
 
 
 def _hexpire_row(name: str, unit_ms: int, relative: bool, summary: str, time_arg):
-    @command(name, -6, "write denyoom fast", _ONE_KEY,
+    @command(name, -6, "write fast", _ONE_KEY,
              key_flags="RW update", group="hash", since="7.4.0", summary=summary,
              complexity="O(N) where N is the number of specified fields",
              args=(key(), time_arg,
