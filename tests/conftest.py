@@ -44,6 +44,17 @@ def dirty_changes(client, requests) -> list:
     return out
 
 
+def wait_for(predicate, timeout: float = 3.0) -> bool:
+    """Poll ``predicate`` until it holds or ``timeout`` seconds pass; its last answer (for
+    what only the server's timers bring about: expiry, a client parking)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
 def pytest_addoption(parser):
     parser.addoption("--redis-url", default=None,
                      help="run the suite against this server instead of an in-process streamd")

@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from tests.conftest import dirty, encode_request
+from tests.conftest import dirty, encode_request, wait_for
 
 RE = redis.ResponseError
 LLONG_MAX = 2**63 - 1
@@ -23,15 +23,6 @@ def err(fn, *args):
 
 def cmd(r, *args):
     return r.execute_command(*args)
-
-
-def wait_for(predicate, timeout=3.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 # --- setting and reading TTLs ------------------------------------------------------------

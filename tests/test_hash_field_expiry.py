@@ -13,7 +13,7 @@ import time
 import pytest
 import redis
 
-from tests.conftest import dirty_changes
+from tests.conftest import dirty_changes, wait_for
 
 RE = redis.ResponseError
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -35,15 +35,6 @@ def cmd(r, *args):
 
 def now_ms():
     return time.time_ns() // 1_000_000
-
-
-def wait_for(predicate, timeout=3.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def subexpiry(r, db="db0"):
