@@ -11,7 +11,9 @@ Usage::
 Reader options: ``url``, ``streams`` (comma-separated), ``start``/``end`` (batch),
 ``startingOffsets`` (``earliest`` | ``latest`` | JSON), ``maxEntriesPerTrigger`` (default
 ``numPartitions`` x 10,000, what the sink's tasks can deduplicate; 0 = no limit),
-``group``, ``numPartitions`` (per stream), ``readBatchSize``. Columns: ``stream`` string,
+``group`` (a consumer group mirroring the query's progress), ``groupStrict`` (default false:
+a failed update of it is logged; true makes it fail the query), ``numPartitions`` (per stream),
+``readBatchSize``. Columns: ``stream`` string,
 ``id`` string, ``fields`` map<string,string>.
 
 Writer options: ``url``, ``stream``, ``idColumn``, ``jobId`` (batch), ``idempotent``
