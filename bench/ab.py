@@ -17,8 +17,9 @@ times its hot cost (PING: ~14 µs against ~3 µs here); this mode compares that 
 medians. It is far noisier than the default mode: two versions with the same request path
 have differed by 12 % in it, so only a larger change means anything.
 
-Workloads: ping1 / xadd1 / idmp1 / xrange1 (one PING, XADD, XADD IDMP or XRANGE COUNT 10
-per read, as an unpipelined client sends them), ping (16 per read),
+Workloads: ping1 / xadd1 / xrange1 (one PING, XADD or XRANGE COUNT 10 per read, as an
+unpipelined client sends them), plain1 / idmp1 / idmpauto1 (one XADD, XADD IDMP or XADD
+IDMPAUTO per read from 50 producers, values 8-512 B), ping (16 per read),
 xadd8 / xadd512 (16 XADD per read), xaddcap (16 XADD MAXLEN ~ 1000 per read), plain / idmp / idmpauto (16 XADD, XADD IDMP or XADD
 IDMPAUTO per read from 50 producers, values 8-512 B), xrange / xrevrange (16 XRANGE / XREVRANGE COUNT 10 per
 read on a 100k stream), xread (16 XREAD COUNT 1 STREAMS key id per read, same stream),
