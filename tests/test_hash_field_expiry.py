@@ -918,3 +918,35 @@ def test_lazy_expiry_alone_reclaims_fields():
     h.expire_field(b"b", t + 20, "", t)
     assert db.expire_fields(b"h", h, t + 21) is None
     assert b"h" not in db.data and ks.expired_subkeys == 2
+
+
+@pytest.mark.streamd_only
+def test_deleted_hashes_are_not_kept_alive_by_the_index():
+    import gc
+    import weakref
+
+    from streamd.store.hashes import Hash
+    from streamd.store.keyspace import Keyspace, now_ms
+
+    ks = Keyspace(1)
+    db = ks.dbs[0]
+    far = now_ms() + 10**10  # months ahead: its entry would not surface for a long time
+    refs = []
+    for i in range(5000):
+        k = b"h%d" % i
+        h = Hash({b"f": b"v"})
+        db.add(k, h)
+        h.expire_field(b"f", far, "", 0)
+        db.track_field_ttls(k, h)
+        db.delete(k)
+        refs.append(weakref.ref(h))
+    del h
+    gc.collect()
+    assert not any(ref() for ref in refs)
+    assert len(db.hexpires.heap) < 200  # rebuilt as it grew, not one entry per deletion
+    live = Hash({b"f": b"v"})
+    db.add(b"live", live)
+    live.expire_field(b"f", now_ms() + 50, "", 0)
+    db.track_field_ttls(b"live", live)
+    time.sleep(0.1)
+    assert db.active_expire_fields(now_ms()) == 1  # the live one still comes up on time

@@ -17,6 +17,7 @@ No command names or error texts here.
 from __future__ import annotations
 
 import heapq
+import weakref
 
 # What setting a field's expiry did (Redis replies with these codes).
 NO_FIELD = -2  # no such field
@@ -29,7 +30,7 @@ class Hash(dict):
     """A hash; ``hashtable`` is set once it outgrew listpack and ``listpackex`` once a
     field-TTL command touched it as a listpack (Redis never converts back from either)."""
 
-    __slots__ = ("hashtable", "listpackex", "ttls", "next_due", "indexed_at")
+    __slots__ = ("hashtable", "listpackex", "ttls", "next_due", "indexed_at", "__weakref__")
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
@@ -150,15 +151,22 @@ class Hash(dict):
 
 class FieldExpiryIndex:
     """The hashes of one database that have field TTLs, by their earliest one: a heap of
-    ``(time, seq, key, hash)``. An entry is a hint, checked when it comes due: the key may
-    since hold another value, or the hash a later earliest TTL (then it goes back in).
-    A hash has an entry no later than its earliest TTL, and only one unless it moved."""
+    ``(time, seq, key, weakref to the hash)``. An entry is a hint, checked when it comes
+    due: the key may since hold another value, or the hash a later earliest TTL (then it
+    goes back in). A hash has an entry no later than its earliest TTL, and only one unless
+    it moved.
 
-    __slots__ = ("heap", "_seq")
+    The references are weak, as in the IDMP registry: a hash deleted with a TTL years ahead
+    is not kept alive by its entry. Entries of dead or TTL-less hashes are dropped when they
+    surface, and the heap is rebuilt without them whenever it has doubled since the last
+    rebuild, so deleting such hashes cannot grow it without bound."""
+
+    __slots__ = ("heap", "_seq", "_compact_at")
 
     def __init__(self):
         self.heap: list = []
         self._seq = 0
+        self._compact_at = _COMPACT_MIN
 
     def __bool__(self) -> bool:
         return bool(self.heap)
@@ -174,25 +182,49 @@ class FieldExpiryIndex:
 
     def push(self, key: bytes, h: Hash, when: int) -> None:
         self._seq += 1
-        heapq.heappush(self.heap, (when, self._seq, key, h))
+        heap = self.heap
+        heapq.heappush(heap, (when, self._seq, key, weakref.ref(h)))
         h.indexed_at = when
+        if len(heap) >= self._compact_at:
+            self._compact()
 
     def due(self, now_ms: int):
-        """Pop and yield ``(key, hash)`` for each entry whose time is before ``now_ms``;
-        the consumer re-tracks the hashes that keep TTLs."""
+        """Pop and yield ``(key, hash)`` for each entry whose time is before ``now_ms``
+        and whose hash still exists; the consumer re-tracks the hashes that keep TTLs."""
         heap = self.heap
         while heap and heap[0][0] < now_ms:
-            _, _, key, h = heapq.heappop(heap)
+            _, _, key, ref = heapq.heappop(heap)
+            h = ref()
+            if h is None:
+                continue  # deleted since it was queued
             h.indexed_at = 0
             yield key, h
 
     def hashes(self, data: dict):
         """The distinct hashes with field TTLs that are still where their entry says."""
         seen = set()
-        for _, _, key, h in self.heap:
-            if data.get(key) is h and h.ttls and id(h) not in seen:
+        for _, _, key, ref in self.heap:
+            h = ref()
+            if h is not None and data.get(key) is h and h.ttls and id(h) not in seen:
                 seen.add(id(h))
                 yield key, h
 
     def clear(self) -> None:
         self.heap = []
+        self._compact_at = _COMPACT_MIN
+
+    def _compact(self) -> None:
+        # Only entries whose hash is gone or holds no TTL any more are certainly useless;
+        # the others may still be the one that brings their hash up.
+        keep = []
+        for entry in self.heap:
+            h = entry[3]()
+            if h is not None and h.ttls:
+                keep.append(entry)
+        heapq.heapify(keep)
+        self.heap = keep
+        self._compact_at = max(_COMPACT_MIN, 2 * len(keep))
+
+
+# The heap size below which FieldExpiryIndex never rebuilds itself.
+_COMPACT_MIN = 64
