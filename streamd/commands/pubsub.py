@@ -119,7 +119,7 @@ def spublish(ctx, argv):
     return ctx.server.pubsub.spublish(argv[1], argv[2])
 
 
-def ping_subscribed(argv) -> list:
+def ping_subscribed(ctx, argv) -> list:
     """PING's reply to a RESP2 client with subscriptions: a ``pong`` array, as a message
     would arrive (the dispatcher answers PING this way in that state)."""
     if len(argv) > 2:

@@ -283,7 +283,9 @@ class Server:
                 if cmd.name not in SUBSCRIBED_ALLOWED:
                     return self._reject(client, E.subscribed_context(cmd.name), cmd)
                 if cmd.name == "ping":  # answered here: PING's own handler stays lean
-                    return self._run_instead(client, cmd, argv, ping_subscribed)
+                    client.tot_cmds += 1
+                    client.now_ms = time_ns() // 1_000_000
+                    return self.call(client, cmd, argv, ping_subscribed)
             if client.multi is not None and "no_multi" in cmd.flags:  # SAVE, SHUTDOWN
                 return self._reject(client, E.NOT_IN_MULTI, cmd)
             pause = self.pause_type
@@ -297,32 +299,18 @@ class Server:
                     return _QUEUED
         return cmd
 
-    def _run_instead(self, client: Client, cmd, argv, handler):
-        """Run ``handler(argv)`` in place of ``cmd``'s handler, accounted as ``cmd``; the
-        reply."""
-        client.tot_cmds += 1
-        client.last_cmd = cmd.name
-        start = time_ns()
-        client.now_ms = start // 1_000_000
-        try:
-            reply = handler(argv)
-        except Exception as exc:
-            reply = self._failed(cmd, argv, exc)
-        cmd.calls += 1
-        cmd.usec += max(0, time_ns() - start) // 1000
-        return reply
-
     def commands_processed(self) -> int:
         """INFO ``total_commands_processed``: every command run (EXEC's inner commands
         included), counted once per command in its stats; a command that blocked counts
         once, when it is served, times out or is unblocked, however often it re-ran."""
         return sum(c.calls for c in every_command())
 
-    def call(self, client: Client, cmd, argv):
-        """Run a handler with statistics; used by EXEC and wake-ups (``run`` inlines it)."""
+    def call(self, client: Client, cmd, argv, handler=None):
+        """Run a handler with statistics; used by EXEC and wake-ups (``run`` inlines it),
+        and with ``handler`` standing in for ``cmd``'s own, counted as ``cmd``."""
         start = perf_counter_ns()
         try:
-            reply = cmd.handler(client, argv)
+            reply = (handler or cmd.handler)(client, argv)
         except Exception as exc:
             reply = self._failed(cmd, argv, exc)
         if type(reply) is not Block:  # a parked command counts once, when it completes
