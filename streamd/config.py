@@ -85,15 +85,18 @@ def _string(text: str) -> str:
     return text
 
 
-def _strtoll(text: str) -> int:
-    """C's strtoll on a whole token: leading blanks and a sign allowed, saturating at the
-    64-bit bounds; anything left unread fails (an empty token reads as 0)."""
+def _strtoll_whole(text: str) -> int | None:
+    """C's strtoll where the whole token must be read (``save``, the soft seconds of
+    ``client-output-buffer-limit``): leading blanks and a sign allowed, saturating at the
+    64-bit bounds, an empty token reading as 0; None if anything is left unread (blanks
+    alone included: strtoll then reads nothing)."""
+    if not text:
+        return 0
     t = text.lstrip(" \t\n\v\f\r")
     body = t[1:] if t[:1] in "+-" else t
-    if text and not (body.isascii() and body.isdigit()):
-        raise ConfigError("Invalid save parameters")
-    value = int(t) if text else 0
-    return min(max(value, -2**63), 2**63 - 1)
+    if not (body.isascii() and body.isdigit()):
+        return None
+    return min(max(int(t), -2**63), 2**63 - 1)
 
 
 def _save(text: str) -> str:
@@ -103,8 +106,9 @@ def _save(text: str) -> str:
     words = text.split(" ") if text else []
     if len(words) % 2:
         raise ConfigError("Invalid save parameters")
-    numbers = [_strtoll(w) for w in words]
-    if any(n < 1 for n in numbers[::2]) or any(n < 0 for n in numbers[1::2]):
+    numbers = [_strtoll_whole(w) for w in words]
+    if None in numbers or any(n < 1 for n in numbers[::2]) or any(
+            n < 0 for n in numbers[1::2]):
         raise ConfigError("Invalid save parameters")
     return " ".join(f"{secs} {(changes + 2**31) % 2**32 - 2**31}"
                     for secs, changes in zip(numbers[::2], numbers[1::2]))
@@ -166,17 +170,6 @@ def _obuf_text(limits: dict) -> OutputBufferLimits:
     return value
 
 
-def _strtoll_whole(text: str) -> int | None:
-    """C's strtoll where the whole token must be read: leading blanks and a sign allowed,
-    saturating at the 64-bit bounds, an empty token reading as 0; None if anything is
-    left over."""
-    t = text.lstrip(" \t\n\v\f\r")
-    body = t[1:] if t[:1] in "+-" else t
-    if not body:
-        return 0 if not t else None
-    if not (body.isascii() and body.isdigit()):
-        return None
-    return min(max(int(t), -2**63), 2**63 - 1)
 
 
 def _output_buffer_limits(text: str, current: OutputBufferLimits | None = None):

@@ -264,6 +264,9 @@ def test_client_output_buffer_limit_config(r, obuf_limits):
                          "configuration.",
         "normal 1 2 -1": "Error in hard, soft or soft_seconds setting in buffer limit "
                          "configuration.",
+        # Blanks alone: strtoll reads nothing, so the token is not a number.
+        "normal 1 2 \t": "Error in hard, soft or soft_seconds setting in buffer limit "
+                          "configuration.",
         "normal 1 2 2147483648": "Error in hard, soft or soft_seconds setting in buffer "
                                  "limit configuration.",
         "normal 1 2 3 pubsub 1 2 3x": "Error in hard, soft or soft_seconds setting in "
