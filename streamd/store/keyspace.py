@@ -230,15 +230,22 @@ class Database:
         gone = h.expire_due(now)
         if not gone:
             return h
-        self.keyspace.expired_subkeys += len(gone)
-        # One hexpired however many fields went, as Redis announces a command's lazy expiry.
-        self.notify(EV_HASH, b"hexpired", key)
-        if not h:
-            self.delete(key, changes=0)
-            self.notify(EV_GENERIC, b"del", key)
+        if self._fields_expired(key, h, gone, changes=0):
             return None
         self.modified(key, 0)
         return h
+
+    def _fields_expired(self, key: bytes, h: Hash, gone: list, changes: int) -> bool:
+        """Count and announce the fields ``gone`` from the hash at ``key``; delete the
+        hash if that emptied it (``changes`` to the dirty counter). Whether it did."""
+        self.keyspace.expired_subkeys += len(gone)
+        # One hexpired however many fields went, as Redis announces a command's expiry.
+        self.notify(EV_HASH, b"hexpired", key)
+        if h:
+            return False
+        self.delete(key, changes=changes)
+        self.notify(EV_GENERIC, b"del", key)
+        return True
 
     def active_expire_fields(self, t: int, deadline: float | None = None) -> int:
         """Expire the due fields of the hashes whose earliest TTL has passed."""
@@ -250,13 +257,9 @@ class Database:
                 continue  # moved, deleted or replaced since it was queued
             gone = h.expire_due(t)
             removed += len(gone)
-            self.keyspace.expired_subkeys += len(gone)
-            if gone:
-                self.notify(EV_HASH, b"hexpired", key)
-            if not h:
-                self.delete(key)  # Redis counts the deletion of the emptied hash
-                self.notify(EV_GENERIC, b"del", key)
-            elif h.ttls:
+            # Redis counts the deletion of a hash its expiry cycle emptied.
+            emptied = bool(gone) and self._fields_expired(key, h, gone, changes=1)
+            if not emptied and h.ttls:
                 index.push(key, h, h.next_due)
             if deadline is not None and time.perf_counter() >= deadline:
                 break
