@@ -44,6 +44,21 @@ def dirty_changes(client, requests) -> list:
     return out
 
 
+def watch_broken(make_client, key: str, write) -> bool:
+    """Whether ``write()``, run between another client's WATCH of ``key`` and its EXEC,
+    aborts that transaction (EXEC then answers nil: redis-py's WatchError)."""
+    p = make_client().pipeline()
+    p.watch(key)
+    write()
+    p.multi()
+    p.exists(key)
+    try:
+        p.execute()
+    except redis.WatchError:
+        return True
+    return False
+
+
 def wait_for(predicate, timeout: float = 3.0) -> bool:
     """Poll ``predicate`` until it holds or ``timeout`` seconds pass; its last answer (for
     what only the server's timers bring about: expiry, a client parking)."""

@@ -13,7 +13,7 @@ import time
 import pytest
 import redis
 
-from tests.conftest import dirty_changes, wait_for
+from tests.conftest import dirty_changes, wait_for, watch_broken
 
 RE = redis.ResponseError
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -754,26 +754,16 @@ def test_dirty_counter_per_hgetex_hgetdel_hsetex(r):
 def test_field_ttl_writes_abort_a_watching_transaction(r, make_client, write):
     r.hset("h", mapping={"f": "v", "g": "w"})
     cmd(r, "HEXPIRE", "h", FAR_S, "FIELDS", 1, "g")
-    c = make_client()
-    p = c.pipeline()
-    p.watch("h")
-    cmd(r, *write)
-    p.multi()
-    p.hlen("h")
-    with pytest.raises(redis.WatchError):
-        p.execute()
+    assert watch_broken(make_client, "h", lambda: cmd(r, *write))
 
 
 def test_untouched_field_ttl_commands_do_not_abort_a_transaction(r, make_client):
     r.hset("h", mapping={"f": "v"})
-    c = make_client()
-    p = c.pipeline()
-    p.watch("h")
-    cmd(r, "HEXPIRE", "h", FAR_S, "XX", "FIELDS", 1, "f")  # condition fails: no change
-    cmd(r, "HPERSIST", "h", "FIELDS", 1, "f")
-    p.multi()
-    p.hlen("h")
-    assert p.execute() == [1]
+
+    def untouched():
+        cmd(r, "HEXPIRE", "h", FAR_S, "XX", "FIELDS", 1, "f")  # condition fails: no change
+        cmd(r, "HPERSIST", "h", "FIELDS", 1, "f")
+    assert not watch_broken(make_client, "h", untouched)
 
 
 @pytest.mark.parametrize("name, arity, flags, spec_flags", [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from tests.conftest import dirty_changes
+from tests.conftest import dirty_changes, watch_broken
 
 RE = redis.ResponseError
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -334,11 +334,4 @@ def test_dirty_counter_per_hash_command(r):
 ], ids=lambda a: a[0])
 def test_hash_writes_abort_a_watching_transaction(r, make_client, write):
     r.hset("h", mapping={"f": "v", "n": "1"})
-    c = make_client()
-    p = c.pipeline()
-    p.watch("h")
-    cmd(r, *write)
-    p.multi()
-    p.hlen("h")
-    with pytest.raises(redis.WatchError):
-        p.execute()
+    assert watch_broken(make_client, "h", lambda: cmd(r, *write))

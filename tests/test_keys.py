@@ -7,7 +7,7 @@ import time
 import pytest
 import redis
 
-from tests.conftest import dirty, dirty_changes, encode_request
+from tests.conftest import dirty, dirty_changes, encode_request, watch_broken
 
 RE = redis.ResponseError
 
@@ -756,14 +756,7 @@ def _move_in(r):
         "renamenx", "copy", "move", "hset"])
 def test_creating_a_watched_absent_key_aborts_exec(r, make_client, create):
     r.set("src", "v")
-    watcher = make_client()
-    pipe = watcher.pipeline()
-    pipe.watch("w")
-    create(r)
-    pipe.multi()
-    pipe.ping()
-    with pytest.raises(redis.WatchError):
-        pipe.execute()
+    assert watch_broken(make_client, "w", lambda: create(r))
 
 
 # --- WRONGTYPE is not raised by generic commands ------------------------------------------

@@ -7,7 +7,7 @@ import time
 import pytest
 import redis
 
-from tests.conftest import dirty_changes
+from tests.conftest import dirty_changes, watch_broken
 
 RE = redis.ResponseError
 LLONG_MAX = 2**63 - 1
@@ -249,14 +249,8 @@ def test_getset(r):
 
 def test_getset_is_one_write_for_watch(r, make_client):
     r.set("k", "v")
-    c = make_client()
-    p = c.pipeline()
-    p.watch("k")
-    r.getset("k", "v")  # the same value is still a write
-    p.multi()
-    p.get("k")
-    with pytest.raises(redis.WatchError):
-        p.execute()
+    # the same value is still a write
+    assert watch_broken(make_client, "k", lambda: r.getset("k", "v"))
 
 
 _SINCE_72 = pytest.mark.min_redis("7.2")  # deprecated in the docs of 7.2 and later
