@@ -283,3 +283,17 @@ def test_run_with_an_odd_field_list_in_the_middle(raw, r):
     for i in (2, 3):
         assert str(replies[i]) == "ERR wrong number of arguments for 'xadd' command"
     assert [e[1] for e in r.xrange("k")] == [{b"f": b"1"}, {b"f": b"2"}, {b"f": b"5"}]
+
+
+def test_run_reply_ids_match_the_stored_ids(raw, r):
+    # A run formats each new ID from its millisecond's shared text; the replies must still
+    # be the IDs stored: past sequence 1023 within one millisecond, and when the stream's
+    # last ID lies ahead of the clock (the ID then takes that millisecond, not now's).
+    c = raw()
+    replies = _pipeline(c, *[("XADD", "k", "*", "f", i) for i in range(1500)])
+    assert replies == [e[0] for e in r.xrange("k")]
+    future = 2 * 10**13
+    r.xadd("ahead", {"f": "x"}, id=f"{future}-1020")
+    replies = _pipeline(c, *[("XADD", "ahead", "*", "f", i) for i in range(8)])
+    assert replies == [b"%d-%d" % (future, 1021 + i) for i in range(8)]
+    assert replies == [e[0] for e in r.xrange("ahead")][1:]

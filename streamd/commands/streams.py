@@ -14,7 +14,7 @@ from ..protocol.replies import NULL_ARRAY, OK, Entries, Map, Simple
 from ..store.groups import drop_references, is_referenced
 from ..store.keyspace import EV_STREAM
 from ..store.stream import Stream, entry_too_large
-from ..store.streamid import MAX_ID, U64, auto_seq_ms, format_id, parse_id
+from ..store.streamid import MAX_ID, SMALL_SEQ, U64, auto_seq_ms, format_id, parse_id
 from . import errors as E
 from .args import parse_int, parse_timeout_ms
 from .blocking import Block
@@ -401,6 +401,7 @@ def xadd_batch(ctx, requests: list, start: int, replies: list) -> None:
     now = ctx.now_ms
     state = s.idmp
     put = replies.append
+    base, prefix = now << 64, b"%d-" % now  # IDs of this millisecond: prefix + SMALL_SEQ[sid - base]
     parsed = None  # the last options parsed in full, and their argv words
     parsed_words = None
     try:
@@ -416,7 +417,8 @@ def xadd_batch(ctx, requests: list, start: int, replies: list) -> None:
                 if sid is None:
                     break
                 s.append(sid, fields, max_entries, max_bytes)
-                put(format_id(sid))
+                q = sid - base
+                put(prefix + SMALL_SEQ[q] if 0 <= q < 1024 else format_id(sid))
                 continue
             a = _idmp_only(argv, argv[2])
             if a is None:
@@ -447,7 +449,8 @@ def xadd_batch(ctx, requests: list, start: int, replies: list) -> None:
             s.append(sid, fields, max_entries, max_bytes)
             if a.trims:
                 _trim(ctx, s, a)
-            put(format_id(sid))
+            q = sid - base
+            put(prefix + SMALL_SEQ[q] if 0 <= q < 1024 else format_id(sid))
     finally:
         if replies:  # every reply, duplicates included, is a write (dirty, WATCH)
             db.modified(k, len(replies))
