@@ -297,3 +297,18 @@ def test_run_reply_ids_match_the_stored_ids(raw, r):
     replies = _pipeline(c, *[("XADD", "ahead", "*", "f", i) for i in range(8)])
     assert replies == [b"%d-%d" % (future, 1021 + i) for i in range(8)]
     assert replies == [e[0] for e in r.xrange("ahead")][1:]
+
+
+def test_run_reaching_the_last_possible_id(raw, r):
+    # The run computes each automatic ID itself; at the top of the ID space the append
+    # that would need one more ID is refused, as alone, and the ones after it too.
+    top = 2**64 - 1
+    r.xadd("k", {"f": "x"}, id=f"{top}-{top - 1}")
+    c = raw()
+    replies = _pipeline(c, *[("XADD", "k", "*", "f", i) for i in range(3)])
+    assert replies[0] == b"%d-%d" % (top, top)
+    for reply in replies[1:]:
+        assert isinstance(reply, hiredis.ReplyError)
+        assert str(reply) == ("ERR The stream has exhausted the last possible ID, unable to "
+                              "add more items")
+    assert r.xlen("k") == 2

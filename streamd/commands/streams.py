@@ -13,7 +13,7 @@ from ..idmp import IdmpState, auto_iid
 from ..protocol.replies import NULL_ARRAY, OK, Entries, Map, Simple
 from ..store.groups import drop_references, is_referenced
 from ..store.keyspace import EV_STREAM
-from ..store.stream import Stream, entry_too_large
+from ..store.stream import LISTPACK_MAX_SIZE, Stream, entry_too_large
 from ..store.streamid import MAX_ID, SMALL_SEQ, U64, auto_seq_ms, format_id, parse_id
 from . import errors as E
 from .args import parse_int, parse_timeout_ms
@@ -401,7 +401,8 @@ def xadd_batch(ctx, requests: list, start: int, replies: list) -> None:
     now = ctx.now_ms
     state = s.idmp
     put = replies.append
-    base, prefix = now << 64, b"%d-" % now  # IDs of this millisecond: prefix + SMALL_SEQ[sid - base]
+    # An ID of this millisecond is ``base + seq``; its text, ``prefix + SMALL_SEQ[seq]``.
+    base, prefix = now << 64, b"%d-" % now
     parsed = None  # the last options parsed in full, and their argv words
     parsed_words = None
     try:
@@ -410,44 +411,46 @@ def xadd_batch(ctx, requests: list, start: int, replies: list) -> None:
             if len(argv) < 5 or argv[1] != k or argv[0] != name:
                 break
             if argv[2] == b"*":  # the plain append, kept free of option lookups
+                a = None
                 fields = argv[3:]
-                if len(fields) & 1:
+            else:
+                a = _idmp_only(argv, argv[2])
+                if a is None:
+                    a = parsed
+                    if (a is None or len(argv) <= a.id_pos + 2
+                            or argv[a.id_pos] != b"*" or argv[2:a.id_pos] != parsed_words):
+                        try:
+                            a = parse_add_trim(ctx, argv, xadd=True)
+                        except CommandError:
+                            break
+                        if a.id_arg != b"*":
+                            break
+                        parsed, parsed_words = a, argv[2:a.id_pos]
+                if a.idmp and state is None:
                     break
-                sid = _auto_append_id(s, fields, now)
-                if sid is None:
+                fields = argv[a.id_pos + 1:]
+            # _auto_append_id, inline (two calls less per append): the entry's size, then
+            # Stream.next_auto_id: now's first ID, or the one after the last.
+            if len(fields) == 2:
+                if len(fields[0]) + len(fields[1]) > LISTPACK_MAX_SIZE:
                     break
-                s.append(sid, fields, max_entries, max_bytes)
-                q = sid - base
-                put(prefix + SMALL_SEQ[q] if 0 <= q < 1024 else format_id(sid))
-                continue
-            a = _idmp_only(argv, argv[2])
-            if a is None:
-                a = parsed
-                if (a is None or len(argv) <= a.id_pos + 2
-                        or argv[a.id_pos] != b"*" or argv[2:a.id_pos] != parsed_words):
-                    try:
-                        a = parse_add_trim(ctx, argv, xadd=True)
-                    except CommandError:
-                        break
-                    if a.id_arg != b"*":
-                        break
-                    parsed, parsed_words = a, argv[2:a.id_pos]
-            if a.idmp and state is None:
+            elif not fields or len(fields) & 1 or entry_too_large(fields):
                 break
-            fields = argv[a.id_pos + 1:]
-            if not fields or len(fields) & 1:
-                break
-            sid = _auto_append_id(s, fields, now)
-            if sid is None:
-                break
-            if a.idmp:
+            last = s.last_id
+            if last >= base:
+                if last == MAX_ID:
+                    break
+                sid = last + 1
+            else:
+                sid = base
+            if a is not None and a.idmp:
                 dup = state.claim(argv[a.idmp_pos], auto_iid(fields) if a.idmp_auto
                                   else argv[a.idmp_pos + 1], sid)
                 if dup is not None:
                     put(format_id(dup))
                     continue
             s.append(sid, fields, max_entries, max_bytes)
-            if a.trims:
+            if a is not None and a.trims:
                 _trim(ctx, s, a)
             q = sid - base
             put(prefix + SMALL_SEQ[q] if 0 <= q < 1024 else format_id(sid))
