@@ -49,6 +49,11 @@ def strict_id(arg: bytes) -> int:
 
 def interval_id(arg: bytes, *, end: bool) -> tuple[int, bool]:
     """A range bound: (id, exclusive). ``(`` marks an exclusive bound whose rest is strict."""
+    if len(arg) == 1:  # "-" and "+", the most common bounds, without parse_id's detour
+        if arg == b"+":
+            return MAX_ID, False
+        if arg == b"-":
+            return 0, False
     missing_seq = U64 if end else 0
     if len(arg) > 1 and arg[:1] == b"(":
         sid = parse_id(arg[1:], strict=True, missing_seq=missing_seq)
