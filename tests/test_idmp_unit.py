@@ -264,7 +264,7 @@ def test_tick_costs_nothing_when_nothing_due(reg, monkeypatch):
     for n, s in enumerate(states):
         for i in range(20):
             s.record(b"p%d" % i, b"i", sid(1_000_000 + n))
-    heap_before = list(reg._heap)
+    heap_before = list(reg._heap.heap)
     calls = []
     orig = IdmpState._expire_due
     monkeypatch.setattr(IdmpState, "_expire_due",
@@ -272,7 +272,7 @@ def test_tick_costs_nothing_when_nothing_due(reg, monkeypatch):
     for now in range(1_000_000, 1_100_000, 100):  # 1000 ticks, none due
         assert reg.expire(now) == 0
     assert calls == []  # no state was visited
-    assert reg._heap == heap_before  # and the index was not touched
+    assert reg._heap.heap == heap_before  # and the index was not touched
     assert reg.expire(1_100_000) == 20  # exactly the first state is due now
     assert calls == [states[0]]
 
@@ -285,14 +285,14 @@ def test_deleted_states_do_not_leak(reg):
     gc.collect()
     assert len(reg) == 0
     assert reg.expire(10**12) == 0
-    assert reg._heap == []
+    assert reg._heap.heap == []
     # Many short-lived streams: the heap of stale entries stays bounded.
     for n in range(5_000):
         t = reg.new_state(86_400, 100)
         t.record(b"p", b"i", sid(n))
     del t
     gc.collect()
-    assert len(reg._heap) <= 2 * len(reg._live) + 64 + 1
+    assert len(reg._heap.heap) <= 2 * len(reg._live) + 64 + 1
 
 
 def test_discard(reg):

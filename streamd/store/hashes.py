@@ -16,8 +16,9 @@ No command names or error texts here.
 
 from __future__ import annotations
 
-import heapq
 import weakref
+
+from ..dueheap import WeakDueHeap
 
 # What setting a field's expiry did (Redis replies with these codes).
 NO_FIELD = -2  # no such field
@@ -149,9 +150,9 @@ class Hash(dict):
         self.update(items)
 
 
-class FieldExpiryIndex:
+class FieldExpiryIndex(WeakDueHeap):
     """The hashes of one database that have field TTLs, by their earliest one: a heap of
-    ``(time, seq, key, weakref to the hash)``. An entry is a hint, checked when it comes
+    ``(time, seq, weakref to the hash, key)``. An entry is a hint, checked when it comes
     due: the key may since hold another value, or the hash a later earliest TTL (then it
     goes back in). A hash has an entry no later than its earliest TTL, and only one unless
     it moved.
@@ -161,15 +162,11 @@ class FieldExpiryIndex:
     surface, and the heap is rebuilt without them whenever it has doubled since the last
     rebuild, so deleting such hashes cannot grow it without bound."""
 
-    __slots__ = ("heap", "_seq", "_compact_at")
+    __slots__ = ("_compact_at",)
 
     def __init__(self):
-        self.heap: list = []
-        self._seq = 0
+        super().__init__(inclusive=False)  # a field is gone once its time is before now
         self._compact_at = _COMPACT_MIN
-
-    def __bool__(self) -> bool:
-        return bool(self.heap)
 
     def track(self, key: bytes, h: Hash) -> None:
         """Make sure ``h`` (now at ``key``) comes up by its earliest TTL."""
@@ -181,49 +178,31 @@ class FieldExpiryIndex:
         self.push(key, h, when)
 
     def push(self, key: bytes, h: Hash, when: int) -> None:
-        self._seq += 1
-        heap = self.heap
-        heapq.heappush(heap, (when, self._seq, key, weakref.ref(h)))
         h.indexed_at = when
-        if len(heap) >= self._compact_at:
-            self._compact()
+        if self.add(when, weakref.ref(h), key) >= self._compact_at:
+            # Only entries whose hash is gone or holds no TTL any more are certainly
+            # useless; the others may still be the one that brings their hash up.
+            kept = self.compact(lambda _, other: bool(other.ttls))
+            self._compact_at = max(_COMPACT_MIN, 2 * kept)
 
     def due(self, now_ms: int):
         """Pop and yield ``(key, hash)`` for each entry whose time is before ``now_ms``
         and whose hash still exists; the consumer re-tracks the hashes that keep TTLs."""
-        heap = self.heap
-        while heap and heap[0][0] < now_ms:
-            _, _, key, ref = heapq.heappop(heap)
-            h = ref()
-            if h is None:
-                continue  # deleted since it was queued
+        for _, h, key in self.pop_due(now_ms):
             h.indexed_at = 0
             yield key, h
 
     def hashes(self, data: dict):
         """The distinct hashes with field TTLs that are still where their entry says."""
         seen = set()
-        for _, _, key, ref in self.heap:
-            h = ref()
-            if h is not None and data.get(key) is h and h.ttls and id(h) not in seen:
+        for _, h, key in self.entries():
+            if data.get(key) is h and h.ttls and id(h) not in seen:
                 seen.add(id(h))
                 yield key, h
 
     def clear(self) -> None:
-        self.heap = []
+        super().clear()
         self._compact_at = _COMPACT_MIN
-
-    def _compact(self) -> None:
-        # Only entries whose hash is gone or holds no TTL any more are certainly useless;
-        # the others may still be the one that brings their hash up.
-        keep = []
-        for entry in self.heap:
-            h = entry[3]()
-            if h is not None and h.ttls:
-                keep.append(entry)
-        heapq.heapify(keep)
-        self.heap = keep
-        self._compact_at = max(_COMPACT_MIN, 2 * len(keep))
 
 
 # The heap size below which FieldExpiryIndex never rebuilds itself.
