@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
+from .store.keyspace import ALL_EVENT_CLASSES, EVENT_LETTERS
+
 
 class ConfigError(ValueError):
     """An invalid value; the message is Redis's reason text."""
@@ -114,9 +116,9 @@ def _save(text: str) -> str:
                     for secs, changes in zip(numbers[::2], numbers[1::2]))
 
 
-# Event classes as Redis 7.0 spells them; 'A' stands for all of the first ten.
-_EVENT_CLASSES = "g$lshzxetd"
-_EVENT_FLAGS = set(_EVENT_CLASSES) | set("nKEm")
+# The letters the setting takes besides 'A' (which stands for ALL_EVENT_CLASSES): every
+# event class, and K and E for the two channel kinds.
+_EVENT_FLAGS = set(EVENT_LETTERS) | set("KE")
 
 
 class EventFlags(str):
@@ -133,15 +135,15 @@ def _keyspace_events(text: str) -> str:
     flags = set()
     for c in text:
         if c == "A":
-            flags.update(_EVENT_CLASSES)
+            flags.update(ALL_EVENT_CLASSES)
         elif c in _EVENT_FLAGS:
             flags.add(c)
         else:
             raise ConfigError("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
-    if flags >= set(_EVENT_CLASSES):
+    if flags >= set(ALL_EVENT_CLASSES):
         head = "A"
     else:
-        head = "".join(c for c in _EVENT_CLASSES + "n" if c in flags)
+        head = "".join(c for c in ALL_EVENT_CLASSES + "n" if c in flags)
     value = EventFlags(head + "".join(c for c in "KEm" if c in flags))
     value.letters = "".join(sorted(flags))
     return value

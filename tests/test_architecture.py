@@ -3,7 +3,8 @@
 - imports point one way: protocol, store and idmp know nothing of commands or the server;
   commands never import the server; only the CLI (and tests) import the server. The
   neutral module that store and idmp share (dueheap) imports nothing of streamd, so
-  neither sibling comes to depend on the other through them.
+  neither sibling comes to depend on the other through them. config reads the keyspace
+  event letters from store, so store never imports config.
 - every command-table row is complete, and every handler's docstring opens with its
   syntax line, so COMMAND DOCS and the code say the same thing.
 """
@@ -21,11 +22,12 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "streamd"
 
 FORBIDDEN = {
     "protocol": {"commands", "server", "store", "idmp", "spark", "cli"},
-    "store": {"commands", "server", "protocol", "spark", "cli"},
+    "store": {"commands", "server", "protocol", "spark", "cli", "config"},
     "idmp": {"commands", "server", "protocol", "spark", "cli"},
     "commands": {"server", "spark", "cli"},
     "server": {"spark", "cli"},
     "spark": {"server", "commands", "store", "idmp", "cli"},
+    "config": {"idmp", "commands", "server", "spark", "cli"},
     "dueheap": {"protocol", "store", "idmp", "commands", "server", "spark", "cli", "config"},
 }
 

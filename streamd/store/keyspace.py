@@ -39,9 +39,12 @@ EV_STREAM = 1 << 10  # t
 EV_KEY_MISS = 1 << 11  # m
 EV_MODULE = 1 << 12  # d
 EV_NEW = 1 << 13  # n
-_EV_LETTERS = {"g": EV_GENERIC, "$": EV_STRING, "l": EV_LIST, "s": EV_SET, "h": EV_HASH,
-               "z": EV_ZSET, "x": EV_EXPIRED, "e": EV_EVICTED, "t": EV_STREAM,
-               "m": EV_KEY_MISS, "d": EV_MODULE, "n": EV_NEW}
+# The one table of the class letters (config.py parses and spells the setting with it):
+# first the ten 'A' stands for, in the order CONFIG GET lists them, then the two it omits.
+EVENT_LETTERS = {"g": EV_GENERIC, "$": EV_STRING, "l": EV_LIST, "s": EV_SET, "h": EV_HASH,
+                 "z": EV_ZSET, "x": EV_EXPIRED, "e": EV_EVICTED, "t": EV_STREAM,
+                 "d": EV_MODULE, "m": EV_KEY_MISS, "n": EV_NEW}
+ALL_EVENT_CLASSES = "".join(c for c in EVENT_LETTERS if c not in "mn")  # "g$lshzxetd"
 
 
 # A key expires once the clock is past its expiry time, as in Redis (now > when): during
@@ -337,8 +340,8 @@ class Keyspace:
         """Take ``notify-keyspace-events``: its letters (``A`` standing for all classes)."""
         flags = getattr(flags, "letters", flags)
         classes = 0
-        for c in flags.replace("A", "g$lshzxetd"):
-            classes |= _EV_LETTERS.get(c, 0)
+        for c in flags.replace("A", ALL_EVENT_CLASSES):
+            classes |= EVENT_LETTERS.get(c, 0)
         self.event_channels = ("K" in flags) | ("E" in flags) << 1
         self.events = classes if self.event_channels and self.event_hook else 0
 
