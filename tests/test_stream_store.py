@@ -6,8 +6,6 @@ them come out right, so each one is a test of the node model as much as of trimm
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant, precondition,
@@ -392,14 +390,27 @@ def _fill_seekable(n):
     return s
 
 
-def _seek_time(stream, n, reps=3000):
-    # IDs spread over the whole stream so each lookup really has to find its node
-    t = time.perf_counter()
+class _CountedReads(list):
+    """A stream's node list or first-ID array, counting the items read from it."""
+
+    reads = 0
+
+    def __getitem__(self, i):
+        self.reads += 1
+        return super().__getitem__(i)
+
+
+def _seek_cost(stream, n, reps=500):
+    # IDs spread over the whole stream so each lookup really has to find its node. The
+    # cost is counted, not timed: the reads from the first-ID array (which bisection
+    # probes) and from the node list, per seek.
+    stream._fms = fms = _CountedReads(stream._fms)
+    stream._nodes = nodes = _CountedReads(stream._nodes)
     for k in range(reps):
         i = (k * 7919) % n
         assert stream.range(make_id(1_000 + i // 4, i % 4), END, 1)[0][0] == \
             make_id(1_000 + i // 4, i % 4)
-    return (time.perf_counter() - t) / reps
+    return fms.reads / reps, nodes.reads / reps
 
 
 @pytest.mark.slow
@@ -421,9 +432,13 @@ def test_memory_per_entry():
 @pytest.mark.slow
 def test_seek_is_logarithmic():
     small, big = _fill_seekable(2_000), _fill_seekable(200_000)
-    t_small = min(_seek_time(small, 2_000), _seek_time(small, 2_000))
-    t_big = min(_seek_time(big, 200_000), _seek_time(big, 200_000))
-    assert t_big < t_small * 3  # 100x more entries; a linear scan would be ~100x slower
+    fms_small, nodes_small = _seek_cost(small, 2_000)
+    fms_big, nodes_big = _seek_cost(big, 200_000)
+    assert len(big._nodes) >= 50 * len(small._nodes) > 0
+    # 100x more entries: bisection probes about log2(100) ~ 7 more first IDs, a linear
+    # search through them ~100x more; and a seek visits the same few nodes either way.
+    assert fms_big <= fms_small + 10, (fms_small, fms_big)
+    assert nodes_big <= nodes_small <= 4, (nodes_small, nodes_big)
 
 
 # --- model-based ----------------------------------------------------------------------------
