@@ -1,8 +1,9 @@
 """The server-wide index of IDMP states that hold records, for timer-driven expiry.
 
 A ``WeakDueHeap`` of the states by ``due_ms``, the earliest time one of the state's records
-expires (the entry's weak reference is the state's own ``_ref``, made once). The periodic tick (``expire(now_ms)``) therefore costs one
-comparison when nothing is due, however many streams and records exist.
+expires (the entry's weak reference is the state's own ``_ref``, made once). The periodic
+tick (``expire(now_ms)``) therefore costs one comparison when nothing is due, however many
+streams and records exist.
 
 Entries are never updated in place. When a state's due time moves, a new entry is pushed
 and the old one becomes stale; an entry counts only while its ``due_ms`` equals the
