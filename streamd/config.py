@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
+from .protocol.encoder import quoted
 from .store.keyspace import ALL_EVENT_CLASSES, EVENT_LETTERS
 
 
@@ -554,19 +555,6 @@ def _memory_text(value: int) -> str:
     return str(value)
 
 
-_REPR_ESCAPES = {0x5C: "\\\\", 0x22: '\\"', 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t",
-                 0x07: "\\a", 0x08: "\\b"}
-
-
 def _repr(text: str) -> str:
-    """sdscatrepr: always quoted; quotes, backslashes and control characters escaped, and
-    every byte outside printable ASCII as \\xNN."""
-    out = []
-    for b in text.encode("utf-8", "surrogateescape"):
-        if b in _REPR_ESCAPES:
-            out.append(_REPR_ESCAPES[b])
-        elif 32 <= b < 127:
-            out.append(chr(b))
-        else:
-            out.append(f"\\x{b:02x}")
-    return '"' + "".join(out) + '"'
+    """sdscatrepr of a string option's value, for CONFIG REWRITE."""
+    return quoted(text.encode("utf-8", "surrogateescape")).decode("latin-1")

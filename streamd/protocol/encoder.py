@@ -7,6 +7,8 @@ single buffer and written once. The type checks are ordered by frequency on the 
 
 from __future__ import annotations
 
+import re
+
 from .replies import (
     NULL_ARRAY,
     Entries,
@@ -247,3 +249,17 @@ def to_bytes(value, resp: int = 2) -> bytes:
     out = bytearray()
     encode(value, out, resp)
     return bytes(out)
+
+
+# sdscatrepr's escapes: quote and backslash, the C escapes it knows, and \xNN for any other
+# byte outside printable ASCII (Redis's isprint in the C locale).
+_REPR_ESCAPES = {i: b"\\x%02x" % i for i in range(256) if not 32 <= i < 127}
+_REPR_ESCAPES.update({0x5C: b"\\\\", 0x22: b'\\"', 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t",
+                      0x07: b"\\a", 0x08: b"\\b"})
+_REPR_UNSAFE = re.compile(rb'[^\x20\x21\x23-\x5b\x5d-\x7e]')
+
+
+def quoted(data: bytes) -> bytes:
+    """``data`` as Redis's sdscatrepr writes it (MONITOR's arguments, CONFIG REWRITE's
+    strings): in double quotes, with quotes, backslashes and unprintable bytes escaped."""
+    return b'"' + _REPR_UNSAFE.sub(lambda m: _REPR_ESCAPES[m.group()[0]], data) + b'"'
