@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import subprocess
 import time
@@ -398,3 +399,39 @@ def test_redis_cli_command_docs_of_pubsub(target, r, name):
                           "COMMAND", "DOCS", name], capture_output=True, text=True, timeout=20)
     assert out.returncode == 0 and out.stdout.startswith(name.lower() + "\n")
     assert "pubsub" in out.stdout and ("arguments" in out.stdout or "subcommands" in out.stdout)
+
+
+@needs_cli
+def test_redis_cli_monitor_sees_another_clients_commands(target, r):
+    cli = subprocess.Popen(["redis-cli", "-h", target.host, "-p", str(target.port), "monitor"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert cli.stdout.readline() == "OK\n"
+        r.set("greeting", 'say "hi"\n')
+        r.xadd("events", {"kind": "login"}, id="1-1")
+        r.echo("done")
+        lines = []
+        while not lines or '"ECHO" "done"' not in lines[-1]:
+            lines.append(cli.stdout.readline())
+            assert lines[-1], "redis-cli stopped"
+    finally:
+        cli.terminate()
+        cli.communicate(timeout=5)
+    mine = [line.split("] ", 1)[1].rstrip("\n") for line in lines
+            if line.split("] ", 1)[1].split(" ")[0] in ('"SET"', '"XADD"', '"ECHO"')]
+    assert mine == ['"SET" "greeting" "say \\"hi\\"\\n"',
+                    '"XADD" "events" "1-1" "kind" "login"', '"ECHO" "done"']
+    assert all(re.match(r"^\d+\.\d{6} \[0 127\.0\.0\.1:\d+\] ", line) for line in lines)
+
+
+def test_redis_py_monitor(target, r, make_client):
+    with make_client().monitor() as m:
+        r.set("k", "v")
+        r.get("k")
+        seen = []
+        while not seen or seen[-1]["command"] != "GET k":
+            seen.append(m.next_command())
+    seen = [s for s in seen if s["command"] in ("SET k v", "GET k")]
+    assert [s["command"] for s in seen] == ["SET k v", "GET k"]
+    assert all(s["db"] == 0 and s["client_type"] == "tcp" for s in seen)
+    assert seen[0]["client_port"] == seen[1]["client_port"]

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import re
+import socket
 import time
 
 import pytest
 import redis
+
+from tests.conftest import encode_request, wait_for
 
 
 def test_ping_echo(r, raw):
@@ -758,3 +762,317 @@ def test_client_list_cmd_is_the_last_command_looked_up(r, raw):
         a.send(request)
         assert a.read_reply().startswith(reply)
         assert next(cl for cl in r.client_list() if cl["name"] == "a")["cmd"] == cmd, request
+
+
+# --- MONITOR -------------------------------------------------------------------------------
+
+_MONITOR_LINE = re.compile(rb"^\+(\d+)\.(\d{6}) \[(\d+) ([^\]]+)\] (.*)\r\n$")
+_END = b'"ECHO" "end"'
+
+
+def _monitoring(raw, resp: int = 2):
+    """A raw connection in MONITOR mode (after HELLO ``resp``)."""
+    m = raw()
+    if resp == 3:
+        m.send(encode_request("HELLO", 3))
+        m.read_reply()
+    m.send(b"MONITOR\r\n")
+    assert m.read_reply() == b"+OK\r\n"
+    return m
+
+
+def _addr(conn) -> bytes:
+    return b"%s:%d" % (conn.sock.getsockname()[0].encode(), conn.sock.getsockname()[1])
+
+
+def _shown(m, conn) -> list[tuple[int, bytes]]:
+    """The (db, arguments) of ``conn``'s commands that monitor ``m`` reports, up to ``conn``'s
+    closing ``ECHO end`` (sent here), each line checked against Redis's format."""
+    conn.send(b"ECHO end\r\n")
+    assert conn.read_reply() == b"$3\r\nend\r\n"
+    data = m.read_until(lambda b: _END + b"\r\n" in b)
+    lines = data.split(b"\r\n")[:-1]
+    out, times = [], []
+    for line in lines:
+        match = _MONITOR_LINE.match(line + b"\r\n")
+        assert match, line
+        times.append((int(match[1]), int(match[2])))
+        if match[4] == _addr(conn):
+            out.append((int(match[3]), match[5]))
+    assert times == sorted(times)
+    return out
+
+
+def _args(shown) -> list[bytes]:
+    return [args for _, args in shown]
+
+
+def test_monitor_shows_other_clients_commands_with_redis_quoting(r, raw):
+    m = _monitoring(raw)
+    c = raw()
+    c.send(encode_request("SET", "k", b'v"q\\ \n\r\t\x07\x08\x01\xff\xc3\xa9 ok'))
+    assert c.read_reply() == b"+OK\r\n"
+    c.send(b"get k\r\nPING inline\r\nSET n 12345\r\nSET e \"\"\r\nXADD s * f v\r\n")
+    for _ in range(5):
+        c.read_reply()
+    assert _args(_shown(m, c)) == [
+        b'"SET" "k" "v\\"q\\\\ \\n\\r\\t\\a\\b\\x01\\xff\\xc3\\xa9 ok"',
+        b'"get" "k"', b'"PING" "inline"', b'"SET" "n" "12345"', b'"SET" "e" ""',
+        b'"XADD" "s" "*" "f" "v"', _END]
+
+
+def test_monitor_leaves_out_admin_refused_and_redacts_credentials(r, raw):
+    m = _monitoring(raw)
+    c = raw()
+    for request in [("AUTH", "pw"), ("AUTH", "someone", "pw"), ("AUTH", "a", "b", "c"),
+                    ("HELLO", "2", "AUTH", "default", "pw"),
+                    ("HELLO", "4", "AUTH", "default", "pw"),
+                    ("HELLO", "2", "AUTH", "default", "pw", "BOGUS"),
+                    ("HELLO", "2", "SETNAME", "nm"),
+                    ("CONFIG", "GET", "port"), ("CLIENT", "LIST"), ("CLIENT", "ID"),
+                    ("NOSUCH", "x"), ("GET",), ("CLIENT", "SETNAME", "a b")]:
+        c.send(encode_request(*request))
+        c.read_reply()
+    assert _args(_shown(m, c)) == [
+        b'"AUTH" "(redacted)"', b'"AUTH" "(redacted)" "(redacted)"',
+        b'"AUTH" "a" "b" "c"',  # a syntax error before AUTH looks at them
+        b'"HELLO" "2" "AUTH" "(redacted)" "(redacted)"',
+        b'"HELLO" "4" "AUTH" "default" "pw"',  # refused before its options are read
+        b'"HELLO" "2" "AUTH" "(redacted)" "(redacted)" "BOGUS"',
+        b'"HELLO" "2" "SETNAME" "nm"',
+        b'"CLIENT" "ID"',
+        b'"CLIENT" "SETNAME" "a b"',  # failed, but it ran: shown
+        _END]
+
+
+def test_monitor_shows_transactions_as_they_run(r, raw):
+    m = _monitoring(raw)
+    c = raw()
+    c.send(b"MULTI\r\nSET a 1\r\nSELECT 2\r\nINCR a\r\nEXEC\r\nSELECT 0\r\n"
+           b"MULTI\r\nSET a\r\nEXEC\r\nMULTI\r\nSET a 1\r\nDISCARD\r\n")
+    replies = [c.read_reply() for _ in range(12)]
+    assert replies[4] == b"*3\r\n+OK\r\n+OK\r\n:1\r\n"
+    assert replies[8].startswith(b"-EXECABORT")
+    # The queued commands when EXEC runs them (never when queued; one refused when queued,
+    # never); EXEC after them, each with the database selected after it.
+    assert _shown(m, c) == [
+        (0, b'"MULTI"'), (0, b'"SET" "a" "1"'), (2, b'"SELECT" "2"'), (2, b'"INCR" "a"'),
+        (2, b'"EXEC"'), (0, b'"SELECT" "0"'), (0, b'"MULTI"'), (0, b'"EXEC"'),
+        (0, b'"MULTI"'), (0, b'"DISCARD"'), (0, _END)]
+
+
+def test_monitor_shows_a_blocking_command_once_when_it_blocks(r, raw):
+    m = _monitoring(raw)
+    b, c = raw(), raw()
+    b.send(b"XREAD BLOCK 0 STREAMS s $\r\n")
+    assert wait_for(lambda: r.info("clients")["blocked_clients"] == 1)
+    c.send(b"XADD s 1-1 f v\r\n")
+    assert c.read_reply() == b"$3\r\n1-1\r\n"
+    assert b.read_reply().startswith(b"*1\r\n")
+    assert _args(_shown(m, b)) == [b'"XREAD" "BLOCK" "0" "STREAMS" "s" "$"', _END]
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_a_monitor_runs_only_commands_that_leave_the_keyspace_alone(r, raw, resp):
+    m = _monitoring(raw, resp)
+    for request, reply in [
+            (b"GET k", b"-ERR Replica can't interact with the keyspace\r\n"),
+            (b"SET k v", b"-ERR Replica can't interact with the keyspace\r\n"),
+            (b"PUBLISH ch m", b"-ERR Replica can't interact with the keyspace\r\n"),
+            (b"DBSIZE", b"-ERR Replica can't interact with the keyspace\r\n"),
+            (b"NOSUCH", b"-ERR unknown command 'NOSUCH', with args beginning with: \r\n"),
+            (b"GET", b"-ERR wrong number of arguments for 'get' command\r\n")]:
+        m.send(request + b"\r\n")
+        assert m.read_reply() == reply, request
+    # What it may run is answered, and then shown to it like anyone's command; a second
+    # MONITOR is not answered at all.
+    m.send(b"MONITOR\r\nECHO e\r\n")
+    assert m.read_reply() == b"$1\r\ne\r\n"
+    line = m.read_reply()
+    assert _MONITOR_LINE.match(line).group(4, 5) == (_addr(m), b'"ECHO" "e"')
+    m.send(b"CLIENT INFO\r\n")
+    info = m.read_reply()
+    assert b" flags=O " in info
+    m.read_reply()  # its line
+    # A monitor is a normal client for CLIENT LIST TYPE (and for the output buffer limits).
+    cid = int(re.search(rb"id=(\d+)", info)[1])
+    assert str(cid).encode() in r.execute_command("CLIENT", "LIST", "TYPE", "normal")
+    # RESET ends the monitoring.
+    m.send(b"RESET\r\n")
+    assert m.read_reply() == b"+RESET\r\n"
+    r.set("after", "reset")
+    m.send(b"GET after\r\n")
+    assert m.read_reply() == b"$5\r\nreset\r\n"
+
+
+def test_monitor_lines_are_simple_strings_in_resp3_too(r, raw):
+    m2, m3 = _monitoring(raw, 2), _monitoring(raw, 3)
+    c = raw()
+    c.send(b"PING\r\n")
+    c.read_reply()
+    c.send(b"ECHO end\r\n")
+    c.read_reply()
+    mine = [m.read_until(lambda b: _END + b"\r\n" in b) for m in (m2, m3)]
+    mine = [[line for line in data.split(b"\r\n") if b" " + _addr(c) + b"] " in line]
+            for data in mine]
+    assert mine[0] == mine[1] and [line.split(b"] ", 1)[1] for line in mine[0]] == [
+        b'"PING"', _END]
+
+
+def test_monitor_refused_inside_exec(r, raw):
+    c = raw()
+    c.send(b"MULTI\r\nMONITOR\r\nEXEC\r\nCLIENT INFO\r\n")
+    assert [c.read_reply() for _ in range(3)] == [
+        b"+OK\r\n", b"+QUEUED\r\n", b"*1\r\n-ERR MONITOR isn't allowed for DENY BLOCKING client\r\n"]
+    assert b" flags=N " in c.read_reply()
+
+
+def test_a_monitor_is_not_held_by_client_pause(r, raw):
+    m = _monitoring(raw)
+    p, c = raw(), raw()
+    p.send(b"CLIENT PAUSE 20000 ALL\r\n")
+    assert p.read_reply() == b"+OK\r\n"
+    try:
+        c.send(b"PING held\r\n")
+        m.send(b"PING free\r\n")
+        assert m.read_reply() == b"$4\r\nfree\r\n"
+        assert _nothing_yet(c)
+    finally:
+        # Everyone else waits, CLIENT UNPAUSE included: the monitor ends the pause.
+        m.send(b"CLIENT UNPAUSE\r\n")
+    assert c.read_reply() == b"$4\r\nheld\r\n"
+    lines = m.read_until(lambda b: b'"held"\r\n' in b).split(b"\r\n")
+    assert [line.split(b"] ")[-1] for line in lines] == [
+        b'"PING" "free"', b"+OK", b'"PING" "held"', b""]
+
+
+def test_a_monitor_that_does_not_read_meets_the_normal_output_buffer_limit(r, target):
+    # Redis classes a monitor as a normal client (CLIENT LIST TYPE normal lists it): with
+    # a hard limit for that class, a monitor that stops reading is closed.
+    m = socket.socket()
+    m.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    m.connect((target.host, target.port))
+    try:
+        m.sendall(b"CLIENT SETNAME mon\r\nMONITOR\r\n")
+        assert wait_for(lambda: any(c["name"] == "mon" and c["flags"] == "O"
+                                    for c in r.client_list()))
+        r.config_set("client-output-buffer-limit", "normal 1mb 0 0")
+        value = "x" * 1000
+        for _ in range(20):
+            p = r.pipeline(transaction=False)
+            for _ in range(500):
+                p.set("k", value)
+            p.execute()
+        assert wait_for(lambda: all(c["name"] != "mon" for c in r.client_list()))
+    finally:
+        r.config_set("client-output-buffer-limit", "normal 0 0 0")
+        m.close()
+
+
+# --- CLIENT REPLY --------------------------------------------------------------------------
+
+def _replies_to(raw, *requests) -> bytes:
+    """Every byte answered to ``requests``, sent in one write and followed by ``ECHO end``
+    (whose reply is left out of the result)."""
+    c = raw()
+    c.send(b"".join(encode_request(*req) for req in requests) + encode_request("ECHO", "end"))
+    data = c.read_until(lambda b: b.endswith(b"$3\r\nend\r\n"))
+    assert data.endswith(b"$3\r\nend\r\n"), data
+    return data[:-len(b"$3\r\nend\r\n")]
+
+
+_OFF, _ON, _SKIP = ("CLIENT", "REPLY", "OFF"), ("CLIENT", "REPLY", "ON"), ("CLIENT", "REPLY", "SKIP")
+
+
+@pytest.mark.parametrize("requests, replies", [
+    # OFF leaves out every reply, errors included, until ON, which answers OK.
+    ([_OFF, ("SET", "k", "v"), ("GET", "k"), ("NOSUCH",), ("GET",), _ON, ("GET", "k")],
+     b"+OK\r\n$1\r\nv\r\n"),
+    ([_OFF, _OFF, _ON, _ON], b"+OK\r\n+OK\r\n"),
+    # SKIP leaves out the next command's reply, whatever becomes of the command.
+    ([_SKIP, ("GET", "k"), ("PING", "after")], b"$5\r\nafter\r\n"),
+    ([_SKIP, ("NOSUCH",), ("PING", "after")], b"$5\r\nafter\r\n"),
+    ([_SKIP, _SKIP, ("PING", "a"), ("PING", "b")], b"$1\r\nb\r\n"),
+    # ON ends a SKIP in force and answers; SKIP is ignored under OFF.
+    ([_SKIP, _ON, ("PING", "b")], b"+OK\r\n$1\r\nb\r\n"),
+    ([_OFF, _SKIP, ("PING", "x"), _ON, ("PING", "b")], b"+OK\r\n$1\r\nb\r\n"),
+    (["client reply on".split()], b"+OK\r\n"),
+    # Errors, answered under OFF neither.
+    ([("CLIENT", "REPLY", "foo")], b"-ERR syntax error\r\n"),
+    ([_OFF, ("CLIENT", "REPLY", "foo"), _ON], b"+OK\r\n"),
+    ([("CLIENT", "REPLY")], b"-ERR wrong number of arguments for 'client|reply' command\r\n"),
+    ([("CLIENT", "REPLY", "ON", "x")],
+     b"-ERR wrong number of arguments for 'client|reply' command\r\n"),
+    # Transactions: a skipped MULTI; QUEUED answers are replies too; EXEC's array goes out
+    # piece by piece, each piece only if replies are on at that moment (so a CLIENT REPLY
+    # inside leaves an array shorter than its header says, as in Redis).
+    ([_SKIP, ("MULTI",), ("SET", "a", "1"), ("EXEC",)], b"+QUEUED\r\n*1\r\n+OK\r\n"),
+    ([("MULTI",), _SKIP, ("SET", "a", "1"), ("EXEC",), ("PING", "p")],
+     b"+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n+OK\r\n"),
+    ([("MULTI",), ("SET", "a", "1"), _OFF, ("SET", "a", "2"), ("EXEC",), ("PING", "p"), _ON],
+     b"+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n+OK\r\n+OK\r\n"),
+    ([_OFF, ("MULTI",), ("SET", "a", "1"), _ON, ("SET", "a", "2"), ("EXEC",), ("PING", "p")],
+     b"+OK\r\n+OK\r\n$1\r\np\r\n"),
+    ([_OFF, ("MULTI",), ("SET", "a", "1"), ("EXEC",), _ON], b"+OK\r\n"),
+    # RESET turns OFF off before it answers, but a SKIP in force still takes its reply.
+    ([_OFF, ("RESET",), ("PING", "p")], b"+RESET\r\n$1\r\np\r\n"),
+    ([_SKIP, ("RESET",), ("PING", "p")], b"$1\r\np\r\n"),
+])
+def test_client_reply(r, raw, requests, replies):
+    assert _replies_to(raw, *requests) == replies
+
+
+def test_client_reply_skip_takes_a_blocked_commands_later_reply(r, raw):
+    c = raw()
+    c.send(b"CLIENT REPLY SKIP\r\nXREAD BLOCK 0 STREAMS s $\r\nPING after\r\n")
+    assert wait_for(lambda: r.info("clients")["blocked_clients"] == 1)
+    r.xadd("s", {"f": "v"})
+    assert c.read_reply() == b"$5\r\nafter\r\n"
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_client_reply_off_lets_subscription_messages_through(r, raw, resp):
+    c = raw()
+    c.send(encode_request("HELLO", resp))
+    c.read_reply()
+    c.send(b"CLIENT REPLY OFF\r\nSUBSCRIBE ch\r\nPSUBSCRIBE c*\r\n")
+    assert wait_for(lambda: r.pubsub_numpat() == 1)
+    r.publish("ch", "m")
+    push = b">" if resp == 3 else b"*"
+    assert c.read_until(lambda b: b.endswith(b"$1\r\nm\r\n")) == (
+        push + b"3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n"
+        + push + b"3\r\n$10\r\npsubscribe\r\n$2\r\nc*\r\n:2\r\n"
+        + push + b"3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nm\r\n"
+        + push + b"4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$2\r\nch\r\n$1\r\nm\r\n")
+    c.send(b"UNSUBSCRIBE ch\r\n")
+    assert c.read_reply() == push + b"3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:1\r\n"
+
+
+def test_client_reply_shows_no_flag_in_client_list(r, raw):
+    c = raw()
+    cid = _raw_client_id(c)
+    c.send(b"CLIENT REPLY OFF\r\n")
+    assert wait_for(lambda: _fields_of(r, cid)["cmd"] == "client|reply")
+    assert _fields_of(r, cid)["flags"] == "N"
+
+
+def test_client_reply_off_silences_a_monitor(r, raw):
+    m = _monitoring(raw)
+    c = raw()
+    m.send(b"CLIENT REPLY OFF\r\n")
+    c.send(b"PING one\r\n")
+    c.read_reply()
+    m.send(b"CLIENT REPLY ON\r\n")
+    assert m.read_reply() == b"+OK\r\n"
+    assert _MONITOR_LINE.match(m.read_reply()).group(4, 5) == (
+        _addr(m), b'"CLIENT" "REPLY" "ON"')
+    assert _args(_shown(m, c)) == [_END]
+
+
+@pytest.mark.streamd_only
+def test_client_reply_off_leaves_out_the_protocol_error(raw):
+    # Redis sends nothing either, but then keeps the connection open without reading it;
+    # streamd closes it.
+    c = raw()
+    c.send(b"CLIENT REPLY OFF\r\n*1\r\n$x\r\n")
+    assert c.is_closed() and c.buf == b""

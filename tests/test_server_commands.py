@@ -107,6 +107,26 @@ def test_command_table(call):
     assert len(everything) == count
 
 
+@pytest.mark.parametrize("name, arity, flags, categories", [
+    ("monitor", 1, [b"admin", b"noscript", b"loading", b"stale"],
+     [b"@admin", b"@slow", b"@dangerous"]),
+    ("client|reply", 3, [b"noscript", b"loading", b"stale"], [b"@slow", b"@connection"]),
+])
+def test_command_info_of_monitor_and_client_reply(call, name, arity, flags, categories):
+    [info] = call("COMMAND", "INFO", name)
+    assert (info[0], info[1], info[2], info[3:6], info[6]) == (
+        name.encode(), arity, flags, [0, 0, 0], categories)
+
+
+def test_command_docs_of_client_reply(call):
+    docs = call.resp3("COMMAND", "DOCS", "client|reply")[b"client|reply"]
+    assert (docs[b"since"], docs[b"group"], docs[b"complexity"]) == (
+        b"3.2.0", b"connection", b"O(1)")
+    [arg] = docs[b"arguments"]
+    assert arg[b"type"] == b"oneof"
+    assert [a[b"token"] for a in arg[b"arguments"]] == [b"ON", b"OFF", b"SKIP"]
+
+
 def test_command_docs_for_redis_cli(call):
     docs = call.resp3("COMMAND", "DOCS", "xadd")
     xadd = docs[b"xadd"]

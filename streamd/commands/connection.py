@@ -6,13 +6,16 @@ import hmac
 import time
 
 from .. import REDIS_VERSION
-from ..protocol.replies import OK, PONG, Map, Simple, Verbatim
+from ..protocol.replies import NO_REPLY, OK, PONG, Map, Simple, Verbatim
 from . import errors as E
 from .args import Args, parse_int
 from .errors import CommandError
 from .table import block, command, integer, oneof, string, token
 
 _RESET = Simple(b"RESET")
+# What MONITOR shows in place of a password (and of AUTH's user name): Redis rewrites the
+# command's arguments as it reads them, so a monitor sees what remains in argv.
+_REDACTED = b"(redacted)"
 
 
 @command("ping", -1, "fast",
@@ -56,10 +59,15 @@ def reset(ctx, argv):
     ctx.unwatch_all()
     if ctx.subscribed:
         ctx.server.pubsub.drop_client(ctx)  # silently: no unsubscribe confirmations
+    if ctx.monitor:
+        ctx.server.remove_monitor(ctx)
     ctx.db = ctx.keyspace.dbs[0]
     ctx.resp = 2
     ctx.name = b""
     ctx.no_evict = ctx.no_touch = False
+    # CLIENT REPLY OFF and a pending SKIP end; a SKIP already in force still takes RESET's
+    # own reply, as in Redis.
+    ctx.reply_off = ctx.reply_skip_next = False
     ctx.authenticated = not ctx.config["requirepass"]
     return _RESET
 
@@ -81,10 +89,12 @@ def auth(ctx, argv):
     """AUTH [username] password"""
     if len(argv) > 3:
         raise CommandError(E.SYNTAX)
+    user = argv[1] if len(argv) == 3 else b"default"
+    password = argv[-1]
+    argv[1:] = [_REDACTED] * (len(argv) - 1)
     if len(argv) == 2 and not ctx.config["requirepass"]:
         raise CommandError(E.AUTH_NOT_CONFIGURED)
-    user = argv[1] if len(argv) == 3 else b"default"
-    _check_password(ctx, user, argv[-1])
+    _check_password(ctx, user, password)
     return OK
 
 
@@ -113,6 +123,7 @@ def hello(ctx, argv):
         word = opt.upper()
         if word == b"AUTH" and args.remaining >= 2:
             credentials = args.next(), args.next()
+            argv[args.pos - 2:args.pos] = [_REDACTED, _REDACTED]
         elif word == b"SETNAME" and args.remaining >= 1:
             name = args.next()
             _check_name(name)
@@ -163,7 +174,9 @@ def _check_name(name: bytes, what: str = "Client names") -> None:
 
 
 def client_line(c, now: float) -> str:
-    flags = "P" if c.subscribed else ""
+    flags = "O" if c.monitor else ""
+    if c.subscribed:
+        flags += "P"
     if c.multi is not None:
         flags += "x"
     if c.server.is_blocked(c):
@@ -433,6 +446,21 @@ def client_no_touch(ctx, argv):
     return OK
 
 
+@command("client|reply", 3, "noscript loading stale", group="connection", since="3.2.0",
+         summary="Instructs the server whether to reply to commands.", complexity="O(1)",
+         args=(oneof("action", token("ON"), token("OFF"), token("SKIP")),))
+def client_reply(ctx, argv):
+    """CLIENT REPLY <ON | OFF | SKIP>
+
+    OFF and SKIP answer nothing; ON answers OK. Which replies are then left out is the
+    dispatcher's business (server/server.py)."""
+    mode = argv[2].lower()
+    if mode not in (b"on", b"off", b"skip"):
+        raise CommandError(E.SYNTAX)
+    ctx.set_reply_mode(mode)
+    return OK if mode == b"on" else NO_REPLY
+
+
 _CLIENT_HELP = [
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "GETNAME", "    Return the name of the current connection.",
@@ -444,6 +472,7 @@ _CLIENT_HELP = [
     "LIST [options ...]", "    Return information about client connections.",
     "UNPAUSE", "    Stop the current client pause, resuming traffic.",
     "PAUSE <timeout> [WRITE|ALL]", "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
     "SETNAME <name>", "    Assign the name <name> to the current connection.",
     "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",

@@ -1,5 +1,5 @@
 """Server commands: INFO, CONFIG, COMMAND, DBSIZE, FLUSHDB/FLUSHALL, TIME, LASTSAVE,
-SHUTDOWN, FUNCTION FLUSH."""
+SHUTDOWN, MONITOR, FUNCTION FLUSH."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ import time
 
 from .. import REDIS_VERSION, __version__
 from ..config import PARAMS, ConfigError, canonical
-from ..protocol.replies import OK, Map, Raw, SetReply, Simple, Verbatim
-
-_NO_REPLY = Raw(b"")
+from ..protocol.replies import NO_REPLY, OK, Map, SetReply, Simple, Verbatim
 from . import errors as E
 from .keyutil import glob_match
 from .errors import CommandError
@@ -587,7 +585,19 @@ def shutdown(ctx, argv):
     # Redis closes the connection without a reply on success.
     ctx.server.loop.call_soon(ctx.server.shutdown, "SHUTDOWN")
     ctx.close_after_reply()
-    return _NO_REPLY
+    return NO_REPLY
+
+
+@command("monitor", 1, "admin noscript loading stale", group="server", since="1.0.0",
+         summary="Listens for all requests received by the server in real-time.")
+def monitor(ctx, argv):
+    """MONITOR"""
+    if not ctx.blocking_allowed:  # inside EXEC: Redis's CLIENT_DENY_BLOCKING
+        raise CommandError("ERR MONITOR isn't allowed for DENY BLOCKING client")
+    if ctx.monitor:  # Redis ignores it, without a reply
+        return NO_REPLY
+    ctx.server.add_monitor(ctx)
+    return OK
 
 
 command("function", -2, "slow", group="scripting", since="7.0.0",

@@ -55,9 +55,16 @@ def exec_(ctx, argv):
         _end_multi(ctx)
         return NULL_ARRAY
     ctx.unwatch_all()
-    replies = []
     call = ctx.server.call
     ctx.blocking_allowed = False
+    if ctx.reply_off or ctx.reply_skip or any(c.name == "client|reply" for c, _ in queued):
+        try:
+            return _exec_filtered(ctx, queued, call)
+        finally:
+            ctx.multi = None
+            ctx.blocking_allowed = True
+            ctx.multi_error = False
+    replies = []
     try:
         # ctx.now_ms stays at EXEC's snapshot: `XADD *` calls share one millisecond.
         # The client is still in MULTI while its queue runs (CLIENT INFO shows flags=x
@@ -65,7 +72,7 @@ def exec_(ctx, argv):
         # queued commands go to their handlers directly.
         resp = ctx.resp
         for cmd, qargv in queued:
-            replies.append(call(ctx, cmd, qargv))
+            replies.append(call(ctx, cmd, qargv, show=True))
             if ctx.resp != resp:
                 # HELLO switched the protocol: Redis wrote the replies before it in the
                 # one they were made in, HELLO's own and the later ones in the new one.
@@ -76,6 +83,21 @@ def exec_(ctx, argv):
         ctx.blocking_allowed = True
         ctx.multi_error = False
     return replies
+
+
+def _exec_filtered(ctx, queued: list, call) -> Raw:
+    """EXEC for a client under CLIENT REPLY OFF|SKIP, or with CLIENT REPLY queued. Redis
+    writes EXEC's array as it goes, each part only if the client takes replies at that
+    moment: the header when EXEC starts, each command's reply after that command. A mode
+    that changes midway leaves an array shorter than its header says, as in Redis."""
+    out = bytearray()
+    if not (ctx.reply_off or ctx.reply_skip):
+        out += b"*%d\r\n" % len(queued)
+    for cmd, qargv in queued:
+        reply = call(ctx, cmd, qargv, show=True)
+        if not (ctx.reply_off or ctx.reply_skip):
+            out += to_bytes(reply, ctx.resp)  # HELLO's own reply in its new protocol
+    return Raw(bytes(out))
 
 
 @command("discard", 1, "noscript loading stale fast allow_busy", group="transactions",

@@ -123,6 +123,10 @@ class Raw:
         self.data = data
 
 
+# A command that answers nothing at all (CLIENT REPLY OFF, a second MONITOR, SHUTDOWN).
+NO_REPLY = Raw(b"")
+
+
 class ErrorReply:
     """An error line; ``text`` carries its code (``ERR ...``, ``WRONGTYPE ...``)."""
 

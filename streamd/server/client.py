@@ -57,9 +57,20 @@ class Client(asyncio.Protocol):
         self.now_ms = 0  # time snapshot of the running command (frozen through EXEC)
         self.blocking_allowed = True  # False while EXEC runs queued commands
         self._multi: list | None = None  # queued (command, argv) while in MULTI
-        # The dispatcher's slow path is needed: not authenticated, in MULTI, or the server
-        # is paused (CLIENT PAUSE). ``update_special`` keeps it in step with those states.
-        self.special = not self._authenticated or server.pause_type is not None
+        self.monitor = False  # in MONITOR mode (the server's monitors list holds it)
+        # CLIENT REPLY: OFF leaves out every reply until ON; SKIP the next command's (it is
+        # pending until the CLIENT REPLY SKIP command is done). ``reply_mark``: where the
+        # running command's reply starts in the output buffer, for the dispatcher to take
+        # it back out (server/server.py).
+        self.reply_off = False
+        self.reply_skip = False
+        self.reply_skip_next = False
+        self.reply_mark = 0
+        # The dispatcher's slow path is needed: not authenticated, in MULTI, the server is
+        # paused (CLIENT PAUSE), a reply mode, or a monitor is listening.
+        # ``update_special`` keeps it in step with those states.
+        self.special = (not self._authenticated or server.pause_type is not None
+                        or bool(server.monitors))
         self.postponed = False  # a request waits in ``pending`` for CLIENT PAUSE to end
         self.multi_error = False  # a queued command was rejected: EXEC must abort
         self.watched: set = set()  # (db, key) pairs under WATCH
@@ -134,7 +145,31 @@ class Client(asyncio.Protocol):
         # RESP3 one may receive messages while its own command runs, which must follow that
         # command's reply (see held_pushes).
         self.special = (not self._authenticated or self._multi is not None
-                        or self.server.pause_type is not None or self.subscribed)
+                        or self.server.pause_type is not None or self.subscribed
+                        or self.reply_off or self.reply_skip or self.reply_skip_next
+                        or bool(self.server.monitors))
+
+    # --- CLIENT REPLY ---------------------------------------------------------------------
+    def set_reply_mode(self, mode: bytes) -> None:
+        """CLIENT REPLY ``mode`` (b"on", b"off" or b"skip"). As in Redis, SKIP does nothing
+        while OFF is in force, and ON also cancels a SKIP in force (so ON's own OK goes out)."""
+        if mode == b"on":
+            self.reply_off = self.reply_skip = False
+        elif mode == b"off":
+            self.reply_off = True
+        elif not self.reply_off:
+            self.reply_skip_next = True
+        # Nothing of this command is in the buffer yet: a reply taken back out after it
+        # starts here, also when the client was not on the dispatcher's slow path before.
+        self.reply_mark = len(self._out)
+        self.update_special()
+
+    def reply_done(self) -> None:
+        """A command is over (Redis's resetClient): a SKIP it was subject to ends, and one it
+        asked for takes effect for the next command."""
+        if self.reply_skip or self.reply_skip_next:
+            self.reply_skip, self.reply_skip_next = self.reply_skip_next, False
+            self.update_special()
 
     def update_subscribed(self) -> None:
         """After a subscription came or went (and after a protocol switch)."""
@@ -259,7 +294,11 @@ class Client(asyncio.Protocol):
             self.protocol_error(self._bad_input)
 
     def send(self, reply) -> None:
-        encode(reply, self._out, self.resp)
+        """The reply of a command that completes later (a woken XREAD BLOCK), or a refusal
+        at connection time."""
+        if not (self.reply_off or self.reply_skip):
+            encode(reply, self._out, self.resp)
+        self.reply_done()
         if self.held_pushes:  # a woken command's messages to itself
             self.release_held_pushes()
         self.replies_ready()
@@ -288,7 +327,10 @@ class Client(asyncio.Protocol):
     def protocol_error(self, message: str) -> None:
         self.server.log_verbose(f"Protocol error ({message}) from client: id={self.id} "
                                 f"addr={self.addr}")
-        encode(ErrorReply(f"ERR Protocol error: {message}"), self._out, self.resp)
+        if not (self.reply_off or self.reply_skip):
+            # Under CLIENT REPLY OFF|SKIP Redis sends no error either; it also leaves the
+            # connection open without reading from it, where streamd closes it.
+            encode(ErrorReply(f"ERR Protocol error: {message}"), self._out, self.resp)
         self.closing = True
         self.flush()
 

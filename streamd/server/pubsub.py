@@ -139,12 +139,12 @@ class PubSub:
                     client.flush()
                 else:
                     writes.queue(client)
-            if (hard or soft) and self._over_limit(client, hard, soft, seconds):
-                self._close_overflowing(client)
+            if (hard or soft) and self.over_limit(client, hard, soft, seconds):
+                self.close_overflowing(client)
         return len(subs)
 
     @staticmethod
-    def _over_limit(client, hard: int, soft: int, seconds: int) -> bool:
+    def over_limit(client, hard: int, soft: int, seconds: int) -> bool:
         """Redis's test: the hard limit at once; the soft limit once the client has been at
         or over it for more than ``seconds`` (whole seconds, as Redis's clock counts)."""
         transport = client.transport
@@ -160,7 +160,7 @@ class PubSub:
             return False
         return now - client.obuf_soft_since > seconds
 
-    def _close_overflowing(self, client) -> None:
+    def close_overflowing(self, client) -> None:
         log.warning("Client %s scheduled to be closed ASAP for overcoming of output buffer "
                     "limits.", client_line(client, time.time()))
         self.obuf_disconnections += 1

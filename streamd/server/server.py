@@ -26,9 +26,9 @@ from ..commands.table import DISPATCH, Command, every_command
 from ..commands.transactions import exec_refused
 from ..config import Config
 from ..idmp import IdmpRegistry
-from ..protocol.encoder import encode, encode_each
+from ..protocol.encoder import encode, encode_each, quoted
 from ..protocol.reader import unauthenticated_refusal
-from ..protocol.replies import NULL_ARRAY, QUEUED as _QUEUED, ErrorReply
+from ..protocol.replies import NULL_ARRAY, QUEUED as _QUEUED, ErrorReply, Push, Raw, Replies
 from ..store.keyspace import Keyspace, now_ms
 from .client import Client
 from .pubsub import PubSub
@@ -50,6 +50,27 @@ _REPLICATED = frozenset({"write", "may_replicate"})
 
 def _held_by_write_pause(cmd) -> bool:
     return not _REPLICATED.isdisjoint(cmd.flags)
+
+
+# A monitor is one of Redis's replicas underneath: it may not run what reads, writes or is
+# replicated, and CLIENT PAUSE does not hold it. It is not shown administrative commands.
+_KEYSPACE_FLAGS = frozenset({"readonly", "write", "may_replicate"})
+_NOT_SHOWN = frozenset({"admin", "skip_monitor"})
+
+
+class _Ran:
+    """``_resolve``'s answer when it ran the command itself (a RESP2 subscriber's PING)."""
+
+    __slots__ = ("cmd", "reply")
+
+    def __init__(self, cmd, reply):
+        self.cmd, self.reply = cmd, reply
+
+
+def _is_push(reply) -> bool:
+    """(P|S)(UN)SUBSCRIBE's confirmations: pushes, which CLIENT REPLY OFF|SKIP lets through
+    (since Redis 7.2, and in 7.0.15)."""
+    return type(reply) is Replies and all(type(r) is Push for r in reply.items)
 
 
 _METRIC_SAMPLES = 16
@@ -74,6 +95,9 @@ class Server:
         self.keyspace = Keyspace(self.config["databases"])
         self.keyspace.idmp = IdmpRegistry()
         self.clients: dict[int, Client] = {}
+        # Clients in MONITOR mode, in the order they entered it. While it is not empty,
+        # every client takes the dispatcher's slow path, which shows their commands.
+        self.monitors: list[Client] = []
         self.writes = WriteScheduler()  # when replies are written (at once or per iteration)
         self.pubsub = PubSub(self.writes, self.config)
         self.keyspace.event_hook = self.pubsub.keyspace_event
@@ -170,14 +194,19 @@ class Server:
             if (cmd is None or cmd.handler is None or client.special
                     or ((len(argv) != cmd.arity) if cmd.arity > 0 else (len(argv) < -cmd.arity))):
                 cmd = self._resolve(client, argv)
-                if type(cmd) is not Command:  # refused or queued: cmd is the reply
+                if type(cmd) is not Command:  # refused, queued or run: cmd is the reply
                     if cmd is _CLOSED:
                         break
                     if cmd is _POSTPONED:  # this request and the rest wait for the pause
                         client.postponed = True
                         self._postponed.append(client)
                         return done - 1, True
-                    encode(cmd, client._out, client.resp)
+                    if type(cmd) is _Ran:
+                        encode(cmd.reply, client._out, client.resp)
+                        self._after_special(client, cmd.cmd, argv, cmd.reply)
+                    else:
+                        encode(cmd, client._out, client.resp)
+                        self._after_special(client, None, argv, cmd)
                     continue
             client.tot_cmds += 1
             client.last_cmd = cmd.name
@@ -201,12 +230,16 @@ class Server:
             if elapsed > 0:  # the wall clock may step back
                 cmd.usec += elapsed // 1000
             if type(reply) is Block:
+                if self.monitors:  # shown once, as it blocks; not when it is served
+                    self._show(client, cmd, argv)
                 self._park(client, cmd, argv, reply)
                 return done, True
             cmd.calls += 1
             # The reply goes first: what the woken clients' commands publish to this
             # client comes after it, as in Redis.
             encode(reply, client._out, client.resp)
+            if client.special:
+                self._after_special(client, cmd, argv, reply)
             if ks.ready:
                 self.handle_ready()
             if client.closing:
@@ -243,6 +276,7 @@ class Server:
         after a protocol error."""
         if client.held_pushes:  # the last command's messages to itself, after its reply
             client.release_held_pushes()
+        client.reply_mark = len(client._out)
         if client.special and not client.authenticated:
             # A request parsed before a RESET in the same read took the authentication away
             # meets the limits Redis, parsing one request at a time, would have applied.
@@ -285,11 +319,14 @@ class Server:
                 if cmd.name == "ping":  # answered here: PING's own handler stays lean
                     client.tot_cmds += 1
                     client.now_ms = time_ns() // 1_000_000
-                    return self.call(client, cmd, argv, ping_subscribed)
+                    return _Ran(cmd, self.call(client, cmd, argv, ping_subscribed))
             if client.multi is not None and "no_multi" in cmd.flags:  # SAVE, SHUTDOWN
                 return self._reject(client, E.NOT_IN_MULTI, cmd)
+            if client.monitor and not _KEYSPACE_FLAGS.isdisjoint(cmd.flags):
+                return self._reject(client, "ERR Replica can't interact with the keyspace", cmd)
             pause = self.pause_type
-            if pause is not None and (pause == "all" or _held_by_write_pause(cmd) or (
+            if pause is not None and not client.monitor and (
+                    pause == "all" or _held_by_write_pause(cmd) or (
                     cmd.name == "exec" and client.multi
                     and any(_held_by_write_pause(c) for c, _ in client.multi))):
                 return _POSTPONED
@@ -305,9 +342,10 @@ class Server:
         once, when it is served, times out or is unblocked, however often it re-ran."""
         return sum(c.calls for c in every_command())
 
-    def call(self, client: Client, cmd, argv, handler=None):
-        """Run a handler with statistics; used by EXEC and wake-ups (``run`` inlines it),
-        and with ``handler`` standing in for ``cmd``'s own, counted as ``cmd``."""
+    def call(self, client: Client, cmd, argv, handler=None, show=False):
+        """Run a handler with statistics; used by EXEC (with ``show``: monitors see each
+        queued command as it runs) and wake-ups (``run`` inlines it), and with ``handler``
+        standing in for ``cmd``'s own, counted as ``cmd``."""
         start = perf_counter_ns()
         try:
             reply = (handler or cmd.handler)(client, argv)
@@ -316,7 +354,69 @@ class Server:
         if type(reply) is not Block:  # a parked command counts once, when it completes
             cmd.calls += 1
         cmd.usec += (perf_counter_ns() - start) // 1000
+        if show and self.monitors:
+            self._show(client, cmd, argv)
         return reply
+
+    # --- CLIENT REPLY and MONITOR -----------------------------------------------------------
+    def _after_special(self, client: Client, cmd, argv, reply) -> None:
+        """A slow-path request's reply is in the output buffer (``cmd`` None: the request
+        was refused or queued, not run). CLIENT REPLY OFF|SKIP takes the reply back out,
+        but for subscription confirmations (pushes) and EXEC's own filtered array; then
+        the monitors see the command; then a SKIP moves on, as Redis's resetClient does
+        after every request."""
+        if (client.reply_off or client.reply_skip) and not _is_push(reply) and not (
+                cmd is not None and cmd.name == "exec" and type(reply) is Raw):
+            del client._out[client.reply_mark:]
+        if cmd is not None and self.monitors:
+            self._show(client, cmd, argv)
+        client.reply_done()
+
+    def add_monitor(self, client: Client) -> None:
+        client.monitor = True
+        self.monitors.append(client)
+        if len(self.monitors) == 1:
+            for c in self.clients.values():
+                c.update_special()
+
+    def remove_monitor(self, client: Client) -> None:
+        client.monitor = False
+        self.monitors.remove(client)
+        if not self.monitors:
+            for c in self.clients.values():
+                c.update_special()
+
+    def _show(self, client: Client, cmd, argv) -> None:
+        """Write ``client``'s command, just run, to every monitor, as Redis does: the time,
+        the database selected after the command and the client's address, then each
+        argument as written (AUTH's and HELLO's credentials already redacted by them).
+        Administrative commands are not shown."""
+        if not _NOT_SHOWN.isdisjoint(cmd.flags):
+            return
+        now = time_ns() // 1000
+        line = b"+%d.%06d [%d %s] %s\r\n" % (
+            now // 1_000_000, now % 1_000_000, client.db.index, client.addr.encode(),
+            b" ".join([quoted(a) for a in argv]))
+        writes = self.writes
+        pubsub = self.pubsub
+        # Redis counts a monitor as a normal client for client-output-buffer-limit (its
+        # normal class is unlimited by default); the limit is checked as lines arrive.
+        hard, soft, seconds = self.config["client-output-buffer-limit"].limits["normal"]
+        for monitor in list(self.monitors):
+            # A monitor being closed gets nothing more, nor one under CLIENT REPLY OFF|SKIP
+            # (the lines are replies, not pushes).
+            if monitor.closing or monitor.reply_off or monitor.reply_skip:
+                continue
+            out = monitor._out
+            flush_due = not out  # a non-empty buffer already has its write coming
+            out += line
+            if flush_due and monitor is not client:
+                if writes.loop is None:
+                    monitor.flush()
+                else:
+                    writes.queue(monitor)
+            if (hard or soft) and pubsub.over_limit(monitor, hard, soft, seconds):
+                pubsub.close_overflowing(monitor)
 
     def _failed(self, cmd, argv, exc: Exception) -> ErrorReply:
         """The reply to a handler that raised: its error text, or, for a bug in the
@@ -512,6 +612,8 @@ class Server:
         client.unwatch_all()
         if client.subscribed:
             self.pubsub.drop_client(client)
+        if client.monitor:
+            self.remove_monitor(client)
         if client.postponed and client in self._postponed:
             self._postponed.remove(client)
         if self.clients.pop(client.id, None) is not None:
