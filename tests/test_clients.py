@@ -403,7 +403,9 @@ def test_redis_cli_command_docs_of_pubsub(target, r, name):
 
 @needs_cli
 def test_redis_cli_monitor_sees_another_clients_commands(target, r):
-    cli = subprocess.Popen(["redis-cli", "-h", target.host, "-p", str(target.port), "monitor"],
+    auth = ["-a", target.password, "--no-auth-warning"] if target.password else []
+    cli = subprocess.Popen(["redis-cli", "-h", target.host, "-p", str(target.port), *auth,
+                            "monitor"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert cli.stdout.readline() == "OK\n"

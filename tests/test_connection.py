@@ -771,7 +771,8 @@ _END = b'"ECHO" "end"'
 
 
 def _monitoring(raw, resp: int = 2):
-    """A raw connection in MONITOR mode (after HELLO ``resp``)."""
+    """A raw connection in MONITOR mode (after HELLO ``resp``). The tests connect their
+    other clients first: an AUTH the fixture sends for them is not in what they check."""
     m = raw()
     if resp == 3:
         m.send(encode_request("HELLO", 3))
@@ -808,8 +809,8 @@ def _args(shown) -> list[bytes]:
 
 
 def test_monitor_shows_other_clients_commands_with_redis_quoting(r, raw):
-    m = _monitoring(raw)
     c = raw()
+    m = _monitoring(raw)
     c.send(encode_request("SET", "k", b'v"q\\ \n\r\t\x07\x08\x01\xff\xc3\xa9 ok'))
     assert c.read_reply() == b"+OK\r\n"
     c.send(b"get k\r\nPING inline\r\nSET n 12345\r\nSET e \"\"\r\nXADD s * f v\r\n")
@@ -822,8 +823,8 @@ def test_monitor_shows_other_clients_commands_with_redis_quoting(r, raw):
 
 
 def test_monitor_leaves_out_admin_refused_and_redacts_credentials(r, raw):
-    m = _monitoring(raw)
     c = raw()
+    m = _monitoring(raw)
     for request in [("AUTH", "pw"), ("AUTH", "someone", "pw"), ("AUTH", "a", "b", "c"),
                     ("HELLO", "2", "AUTH", "default", "pw"),
                     ("HELLO", "4", "AUTH", "default", "pw"),
@@ -846,8 +847,8 @@ def test_monitor_leaves_out_admin_refused_and_redacts_credentials(r, raw):
 
 
 def test_monitor_shows_transactions_as_they_run(r, raw):
-    m = _monitoring(raw)
     c = raw()
+    m = _monitoring(raw)
     c.send(b"MULTI\r\nSET a 1\r\nSELECT 2\r\nINCR a\r\nEXEC\r\nSELECT 0\r\n"
            b"MULTI\r\nSET a\r\nEXEC\r\nMULTI\r\nSET a 1\r\nDISCARD\r\n")
     replies = [c.read_reply() for _ in range(12)]
@@ -862,8 +863,8 @@ def test_monitor_shows_transactions_as_they_run(r, raw):
 
 
 def test_monitor_shows_a_blocking_command_once_when_it_blocks(r, raw):
-    m = _monitoring(raw)
     b, c = raw(), raw()
+    m = _monitoring(raw)
     b.send(b"XREAD BLOCK 0 STREAMS s $\r\n")
     assert wait_for(lambda: r.info("clients")["blocked_clients"] == 1)
     c.send(b"XADD s 1-1 f v\r\n")
@@ -906,8 +907,8 @@ def test_a_monitor_runs_only_commands_that_leave_the_keyspace_alone(r, raw, resp
 
 
 def test_monitor_lines_are_simple_strings_in_resp3_too(r, raw):
-    m2, m3 = _monitoring(raw, 2), _monitoring(raw, 3)
     c = raw()
+    m2, m3 = _monitoring(raw, 2), _monitoring(raw, 3)
     c.send(b"PING\r\n")
     c.read_reply()
     c.send(b"ECHO end\r\n")
@@ -928,8 +929,8 @@ def test_monitor_refused_inside_exec(r, raw):
 
 
 def test_a_monitor_is_not_held_by_client_pause(r, raw):
-    m = _monitoring(raw)
     p, c = raw(), raw()
+    m = _monitoring(raw)
     p.send(b"CLIENT PAUSE 20000 ALL\r\n")
     assert p.read_reply() == b"+OK\r\n"
     try:
@@ -953,6 +954,8 @@ def test_a_monitor_that_does_not_read_meets_the_normal_output_buffer_limit(r, ta
     m.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     m.connect((target.host, target.port))
     try:
+        if target.password:
+            m.sendall(encode_request("AUTH", target.password))
         m.sendall(b"CLIENT SETNAME mon\r\nMONITOR\r\n")
         assert wait_for(lambda: any(c["name"] == "mon" and c["flags"] == "O"
                                     for c in r.client_list()))
@@ -1057,8 +1060,8 @@ def test_client_reply_shows_no_flag_in_client_list(r, raw):
 
 
 def test_client_reply_off_silences_a_monitor(r, raw):
-    m = _monitoring(raw)
     c = raw()
+    m = _monitoring(raw)
     m.send(b"CLIENT REPLY OFF\r\n")
     c.send(b"PING one\r\n")
     c.read_reply()
