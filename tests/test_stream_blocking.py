@@ -405,3 +405,39 @@ def test_dollar_is_last_generated_id_not_last_entry(r, raw):
     r.execute_command("XADD", "s", "3-0", "f", "v")
     r.execute_command("XADD", "s", "6-0", "f", "v")
     assert c.read_reply() == ENTRY_1.replace(b"1-0", b"6-0")
+
+
+def test_woken_clients_pipelined_requests_run_after_the_writers(r, raw):
+    # Redis runs what a woken client pipelined behind its blocking read only once the
+    # loop is done with the command that woke it and the rest of the writer's pipeline.
+    c, w = raw(), raw()
+    c.send(enc("XREAD", "BLOCK", "0", "STREAMS", "s", "$") + enc("INCR", "n"))
+    wait_blocked(r)
+    w.send(enc("XADD", "s", "1-0", "f", "v") + enc("GET", "n"))
+    assert w.read_reply() == b"$3\r\n1-0\r\n"
+    assert w.read_reply() == b"$-1\r\n"
+    assert c.read_reply() == ENTRY_1
+    assert c.read_reply() == b":1\r\n"
+
+
+def test_dollar_of_a_pipelined_second_read_is_taken_after_the_writers_pipeline(r, raw):
+    # The second XREAD runs after both XADDs: its `$` is 2-0, so it parks.
+    c, w = raw(), raw()
+    c.send(enc("XREAD", "BLOCK", "0", "STREAMS", "s", "$") * 2)
+    wait_blocked(r)
+    w.send(enc("XADD", "s", "1-0", "f", "v") + enc("XADD", "s", "2-0", "f", "v"))
+    assert [w.read_reply(), w.read_reply()] == [b"$3\r\n1-0\r\n", b"$3\r\n2-0\r\n"]
+    assert c.read_reply() == ENTRY_1
+    wait_blocked(r)
+    r.xadd("s", {"f": "v"}, id="3-0")
+    assert c.read_reply() == ENTRY_1.replace(b"1-0", b"3-0")
+
+
+def test_unblocked_clients_pipelined_requests_run_after_the_callers(r, raw):
+    c, w = raw(), raw()
+    cid = client_id(c)
+    c.send(enc("XREAD", "BLOCK", "0", "STREAMS", "s", "$") + enc("INCR", "n"))
+    wait_blocked(r)
+    w.send(enc("CLIENT", "UNBLOCK", cid) + enc("GET", "n"))
+    assert [w.read_reply(), w.read_reply()] == [b":1\r\n", b"$-1\r\n"]
+    assert [c.read_reply(), c.read_reply()] == [b"*-1\r\n", b":1\r\n"]

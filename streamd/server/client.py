@@ -293,6 +293,18 @@ class Client(asyncio.Protocol):
                 and not self.closing and not self.postponed):
             self.protocol_error(self._bad_input)
 
+    def resume_later(self) -> None:
+        """Continue with the requests that arrived while blocked once the events of this
+        loop iteration are handled, as Redis runs a just-unblocked client's query buffer
+        before the loop sleeps again: the command that woke or unblocked it, and the rest
+        of its sender's pipeline, come first."""
+        if self.pending or self._bad_input is not None:
+            loop = self.server.loop
+            if loop is None:
+                self.resume_pending()
+            else:
+                loop.call_soon(self.resume_pending)
+
     def send(self, reply) -> None:
         """The reply of a command that completes later (a woken XREAD BLOCK), or a refusal
         at connection time."""

@@ -518,7 +518,7 @@ class Server:
         self._unpark(waiter)
         client = waiter.client
         client.send(reply)
-        client.resume_pending()
+        client.resume_later()
 
     def _timeout(self, waiter: Waiter) -> None:
         if waiter.client.waiter is waiter:
