@@ -334,3 +334,36 @@ def test_every_read_refreshes_the_consumers_seen_time(group, raw):
     assert r.xinfo_consumers("s", "g")[0]["idle"] >= 250
     r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0")
     assert r.xinfo_consumers("s", "g")[0]["idle"] < 250
+
+
+def _parked_behind_setid(r, raw):
+    # XGROUP SETID back to 0 leaves the stream's entries unread by the group but wakes
+    # nobody: the parked reader only sees them once something signals the key.
+    r.xgroup_setid("s", "g", "$")
+    c = raw()
+    send(c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r)
+    assert r.xgroup_setid("s", "g", "0")
+    return c
+
+
+def test_group_setid_back_wakes_nobody_until_the_next_xadd(group, raw):
+    group.xadd("s", {"f": "v"}, id="1-0")
+    c = _parked_behind_setid(group, raw)
+    assert c.read_until(lambda buf: False, timeout=0.2) == b""
+    group.xadd("s", {"g": "w"}, id="2-0")
+    assert c.read_reply() == (b"*1\r\n*2\r\n$1\r\ns\r\n*2\r\n"
+                              b"*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
+                              b"*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\ng\r\n$1\r\nw\r\n")
+
+
+@pytest.mark.min_redis("8.6")
+def test_idmp_duplicate_wakes_nobody(group, raw):
+    # A duplicate appends nothing and signals nothing (reference §6.2): were the parked
+    # reader re-run, it would take the entry the SETID left unread.
+    r = group
+    r.execute_command("XADD", "s", "IDMP", "p", "i", "*", "x", "y")
+    c = _parked_behind_setid(r, raw)
+    r.execute_command("XADD", "s", "IDMP", "p", "i", "*", "x", "y")
+    assert c.read_until(lambda buf: False, timeout=0.2) == b""
+    assert r.xpending("s", "g")["pending"] == 0
