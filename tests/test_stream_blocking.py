@@ -441,3 +441,13 @@ def test_unblocked_clients_pipelined_requests_run_after_the_callers(r, raw):
     w.send(enc("CLIENT", "UNBLOCK", cid) + enc("GET", "n"))
     assert [w.read_reply(), w.read_reply()] == [b":1\r\n", b"$-1\r\n"]
     assert [c.read_reply(), c.read_reply()] == [b"*-1\r\n", b":1\r\n"]
+
+
+# Redis 7.2 (#11338) refuses a timeout whose deadline, now + timeout, overflows a signed
+# 64-bit integer; 7.0.15 accepts it and blocks forever.
+@pytest.mark.min_redis("7.2")
+def test_timeout_past_the_clock_range_is_refused(r, raw):
+    c = raw()
+    send(c, "XREAD", "BLOCK", str(2**63 - 1), "STREAMS", "s", "$")
+    assert c.read_reply() == b"-ERR timeout is out of range\r\n"
+    assert blocked_count(r) == 0
