@@ -367,3 +367,25 @@ def test_idmp_duplicate_wakes_nobody(group, raw):
     r.execute_command("XADD", "s", "IDMP", "p", "i", "*", "x", "y")
     assert c.read_until(lambda buf: False, timeout=0.2) == b""
     assert r.xpending("s", "g")["pending"] == 0
+
+
+# 7.2+ re-runs a woken command; one that finds nothing parks again at the back of every
+# key's queue (7.0 served it an empty list instead, §5).
+@pytest.mark.min_redis("7.2")
+def test_a_reader_that_parks_again_goes_behind_the_others(r, raw):
+    for k in ("t", "s"):
+        r.xgroup_create(k, "g", "$", mkstream=True)
+    first, second = raw(), raw()
+    send(first, "XREADGROUP", "GROUP", "g", "c1", "BLOCK", "0", "STREAMS", "t", "s", ">", ">")
+    wait_blocked(r, 1)
+    send(second, "XREADGROUP", "GROUP", "g", "c2", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r, 2)
+    p = r.pipeline(transaction=True)  # wakes the first reader, which finds nothing
+    p.xadd("t", {"f": "v"}, id="1-0")
+    p.xdel("t", "1-0")
+    p.execute()
+    r.xadd("s", {"f": "v"}, id="1-0")
+    assert second.read_reply() == \
+        b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
+    assert blocked_count(r) == 1
+    assert r.xpending("s", "g")["consumers"] == [{"name": b"c2", "pending": 1}]

@@ -514,6 +514,13 @@ class Server:
             waiter.timer.cancel()
         waiter.client.waiter = None
 
+    def _requeue(self, waiter: Waiter) -> None:
+        blocking = waiter.db.blocking
+        for key in waiter.keys:
+            queue = blocking[key]
+            queue.remove(waiter)
+            queue.append(waiter)
+
     def _finish(self, waiter: Waiter, reply) -> None:
         self._unpark(waiter)
         client = waiter.client
@@ -573,7 +580,11 @@ class Server:
                         if client.held_pushes:
                             client.release_held_pushes()
                             client.replies_ready()
-                        continue  # still nothing to serve: keep the original deadline
+                        # Still nothing to serve: parked again under the original
+                        # deadline, behind the clients already waiting, as Redis re-blocks
+                        # a re-run command at the tail of each key's list.
+                        self._requeue(waiter)
+                        continue
                     self._finish(waiter, reply)
 
     def is_blocked(self, client: Client) -> bool:
