@@ -451,3 +451,21 @@ def test_timeout_past_the_clock_range_is_refused(r, raw):
     send(c, "XREAD", "BLOCK", str(2**63 - 1), "STREAMS", "s", "$")
     assert c.read_reply() == b"-ERR timeout is out of range\r\n"
     assert blocked_count(r) == 0
+
+
+def test_transaction_appending_then_overwriting_the_stream_keeps_the_reader_blocked(r, raw):
+    # Redis looks at the key once the transaction is done: it holds a string, so XREAD is
+    # not re-run (it would reply WRONGTYPE), although an XADD signalled it first.
+    r.xadd("s", {"f": "v"}, id="1-0")
+    c = raw()
+    send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    p = r.pipeline(transaction=True)
+    p.xadd("s", {"f": "v"}, id="2-0")
+    p.set("s", "string now")
+    p.execute()
+    assert c.read_until(lambda buf: False, timeout=0.2) == b""
+    assert blocked_count(r) == 1
+    r.delete("s")
+    r.xadd("s", {"f": "v"}, id="3-0")
+    assert c.read_reply() == ENTRY_1.replace(b"1-0", b"3-0")

@@ -30,6 +30,7 @@ from ..protocol.encoder import encode, encode_each, quoted
 from ..protocol.reader import unauthenticated_refusal
 from ..protocol.replies import NULL_ARRAY, QUEUED as _QUEUED, ErrorReply, Push, Raw, Replies
 from ..store.keyspace import Keyspace, now_ms
+from ..store.stream import Stream
 from .client import Client
 from .pubsub import PubSub
 from .writes import WriteScheduler
@@ -559,15 +560,20 @@ class Server:
         while ks.ready:
             batch, ks.ready = ks.ready, []
             seen = set()
-            for db, key, deleted in batch:
-                if (id(db), key, deleted) in seen:
+            for db, key in batch:
+                if (id(db), key) in seen:
                     continue
-                seen.add((id(db), key, deleted))
+                seen.add((id(db), key))
                 queue = db.blocking.get(key)
                 if not queue:
                     continue
                 for waiter in list(queue):
-                    if waiter.client.waiter is not waiter or (deleted and not waiter.nokey):
+                    if waiter.client.waiter is not waiter:
+                        continue
+                    # What the key holds now decides, as in Redis, not what the signal
+                    # left there: only a stream wakes XREAD (it would fail with WRONGTYPE
+                    # on anything else); XREADGROUP also wakes on no key or another type.
+                    if not waiter.nokey and type(db.peek(key)) is not Stream:
                         continue
                     client = waiter.client
                     client.now_ms = now_ms()

@@ -19,7 +19,6 @@ import random
 import time
 
 from .hashes import FieldExpiryIndex, Hash
-from .stream import Stream
 
 
 def now_ms() -> int:
@@ -78,6 +77,15 @@ class Database:
                 return None
         return value
 
+    def peek(self, key: bytes):
+        """The live value at ``key`` or ``None``, with no side effect: an expired key reads
+        as absent and is left for expiry to remove."""
+        value = self.data.get(key)
+        if value is not None and self.expires and key in self.expires:
+            if self.expires[key] < now_ms():
+                return None
+        return value
+
     def exists(self, key: bytes) -> bool:
         return self.get(key) is not None
 
@@ -112,7 +120,7 @@ class Database:
             self.notify(EV_NEW, b"new", key)
         if old is not None and type(old) is not type(value) and key in self.blocking:
             # A type change must reach waiters whose command fails on it (XREADGROUP).
-            self.keyspace.ready.append((self, key, True))
+            self.keyspace.ready.append((self, key))
 
     def add(self, key: bytes, value, changes: int = 1) -> None:
         """Create ``key`` (known to be absent) without touching WATCH state twice."""
@@ -132,7 +140,7 @@ class Database:
             self.expires.pop(key, None)
         self.modified(key, changes)
         if key in self.blocking:
-            self.keyspace.ready.append((self, key, True))
+            self.keyspace.ready.append((self, key))
         return True
 
     def pop(self, key: bytes, changes: int = 1):
@@ -144,7 +152,7 @@ class Database:
         del self.data[key]
         self.modified(key, changes)
         if key in self.blocking:
-            self.keyspace.ready.append((self, key, True))
+            self.keyspace.ready.append((self, key))
         return value, ttl
 
     def set_expire(self, key: bytes, when_ms: int, changes: int = 1) -> None:
@@ -171,7 +179,7 @@ class Database:
         for k in keys:
             self._touch_watchers(k)
             if k in self.blocking:
-                self.keyspace.ready.append((self, k, True))
+                self.keyspace.ready.append((self, k))
         return n
 
     # --- change signals -------------------------------------------------------------------
@@ -198,7 +206,7 @@ class Database:
     def signal_ready(self, key: bytes) -> None:
         """New data at ``key``: let the server re-run commands blocked on it."""
         if key in self.blocking:
-            self.keyspace.ready.append((self, key, False))
+            self.keyspace.ready.append((self, key))
 
     def _expire(self, key: bytes) -> None:
         del self.data[key]
@@ -208,7 +216,7 @@ class Database:
         if self.keyspace.events & EV_EXPIRED:
             self.notify(EV_EXPIRED, b"expired", key)
         if key in self.blocking:
-            self.keyspace.ready.append((self, key, True))
+            self.keyspace.ready.append((self, key))
 
     # --- hash field expiry ---------------------------------------------------------------
     # Fields go lazily when a hash command finds them due, and actively from the cron
@@ -321,7 +329,8 @@ class Keyspace:
         self.dirty = 0  # writes since the last save (INFO rdb_changes_since_last_save)
         self.expired_keys = 0
         self.expired_subkeys = 0  # hash fields expired (INFO expired_subkeys)
-        # (db, key, deleted) triples signalled during the current command; drained by server
+        # (db, key) pairs signalled during the current command (new data, deleted, another
+        # type, another value); drained by the server, which looks at what the key holds then
         self.ready: list = []
         self.idmp = None  # IdmpRegistry set by the server: streams holding IDMP records
         self.dbs = [Database(i, self) for i in range(databases)]
@@ -382,8 +391,7 @@ class Keyspace:
             for k in list(d.watched):
                 if k in before_a or k in before_b:
                     d._touch_watchers(k)
-            # Waiters re-run when their key now holds a stream. A vanished key, or one that
-            # now holds another type, only wakes the ones that care about deletion: an
-            # XREAD re-run there would fail with WRONGTYPE where Redis keeps it blocked.
+            # Every waiter's key may hold something else now (the server decides whom
+            # that wakes).
             for k in list(d.blocking):
-                self.ready.append((d, k, type(d.data.get(k)) is not Stream))
+                self.ready.append((d, k))
