@@ -515,12 +515,19 @@ class Server:
             waiter.timer.cancel()
         waiter.client.waiter = None
 
-    def _requeue(self, waiter: Waiter) -> None:
-        blocking = waiter.db.blocking
-        for key in waiter.keys:
-            queue = blocking[key]
-            queue.remove(waiter)
-            queue.append(waiter)
+    def _requeue(self, db, key: bytes, parked_again: list) -> None:
+        """Put the waiters whose re-run for ``key`` blocked again at the back of their
+        other keys' queues, in the order they re-ran: Redis re-blocks a re-run command at
+        the tail of every key's list. In ``key``'s own queue the order already is that one:
+        a re-run can only block again while a stream is there, and then every waiter of
+        ``key`` re-ran (the served ones left)."""
+        blocking = db.blocking
+        for waiter in parked_again:
+            for other in waiter.keys:
+                if other != key:
+                    queue = blocking[other]
+                    queue.remove(waiter)
+                    queue.append(waiter)
 
     def _finish(self, waiter: Waiter, reply) -> None:
         self._unpark(waiter)
@@ -567,6 +574,7 @@ class Server:
                 queue = db.blocking.get(key)
                 if not queue:
                     continue
+                parked_again = []
                 for waiter in list(queue):
                     if waiter.client.waiter is not waiter:
                         continue
@@ -586,12 +594,11 @@ class Server:
                         if client.held_pushes:
                             client.release_held_pushes()
                             client.replies_ready()
-                        # Still nothing to serve: parked again under the original
-                        # deadline, behind the clients already waiting, as Redis re-blocks
-                        # a re-run command at the tail of each key's list.
-                        self._requeue(waiter)
+                        parked_again.append(waiter)  # under the original deadline
                         continue
                     self._finish(waiter, reply)
+                if parked_again:
+                    self._requeue(db, key, parked_again)
 
     def is_blocked(self, client: Client) -> bool:
         """Whether ``client`` waits: parked on keys, or holding a request CLIENT PAUSE
