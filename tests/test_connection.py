@@ -1079,3 +1079,40 @@ def test_client_reply_off_leaves_out_the_protocol_error(raw):
     c = raw()
     c.send(b"CLIENT REPLY OFF\r\n*1\r\n$x\r\n")
     assert c.is_closed() and c.buf == b""
+
+
+class _PeerlessTransport:
+    def get_extra_info(self, name, default=None):
+        return default
+
+    def write(self, data) -> None:
+        self.written = getattr(self, "written", b"") + bytes(data)
+
+    def is_closing(self) -> bool:
+        return False
+
+
+@pytest.mark.streamd_only
+@pytest.mark.parametrize("state", ["pause", "monitor"])
+def test_a_client_made_before_a_pause_or_monitor_and_registered_after_meets_it(state):
+    # The event loop builds a connection's client, then registers it in a later callback;
+    # a CLIENT PAUSE or MONITOR that ran in between must still hold or show its commands.
+    from streamd.server.client import Client
+    from streamd.server.server import Server
+
+    server = Server()
+    late = Client(server)
+    if state == "pause":
+        server.pause("all", 10_000)
+    else:
+        watcher = Client(server)
+        watcher.connection_made(_PeerlessTransport())
+        server.add_monitor(watcher)
+    late.connection_made(_PeerlessTransport())
+    late.data_received(b"*1\r\n$4\r\nPING\r\n")
+    if state == "pause":
+        assert getattr(late.transport, "written", b"") == b""  # held by the pause
+        assert late.postponed
+    else:
+        assert late.transport.written == b"+PONG\r\n"
+        assert b'"PING"' in watcher.transport.written

@@ -629,6 +629,9 @@ class Server:
             return
         self.stat_connections += 1
         self.clients[client.id] = client
+        # The loop made the client before this call; a CLIENT PAUSE or MONITOR run in
+        # between updated only the clients registered then.
+        client.update_special()
 
     def client_disconnected(self, client: Client) -> None:
         if client.waiter is not None:
