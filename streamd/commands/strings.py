@@ -1,5 +1,5 @@
 """String commands: GET, SET, SETNX, SETEX, PSETEX, MGET, MSET, MSETNX, GETDEL, GETEX,
-APPEND, STRLEN, the INCR/DECR family, INCRBYFLOAT, GETRANGE, SETRANGE.
+APPEND, STRLEN, the INCR/DECR family, INCRBYFLOAT, GETRANGE (and SUBSTR), SETRANGE, LCS.
 
 Applications keep checkpoints and dedup keys in strings next to their streams.
 """
@@ -10,7 +10,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-from ..protocol.replies import OK
+from ..protocol.replies import OK, Map
 from ..store.keyspace import EV_GENERIC, EV_STRING
 from . import errors as E
 from . import keyutil as K
@@ -641,3 +641,134 @@ def incrbyfloat(ctx, argv):
         db.set(k, text, keep_ttl=True)
     db.notify(EV_STRING, b"incrbyfloat", k)
     return bytes(text)
+
+
+@command("substr", 4, "readonly", _ONE_KEY,
+         key_flags="RO access", group="string", since="1.0.0",
+         summary="Returns a substring from a string value.",
+         complexity="O(N) where N is the length of the returned string. The complexity is "
+                    "ultimately determined by the returned length, but because creating a "
+                    "substring from an existing string is very cheap, it can be considered "
+                    "O(1) for small strings.",
+         deprecated=("2.0.0", "`GETRANGE`"),
+         args=(key(), integer("start"), integer("end")),
+         pure=True)
+def substr(ctx, argv):
+    """SUBSTR key start end
+
+    GETRANGE under its old name."""
+    return getrange(ctx, argv)
+
+
+# --- LCS ---------------------------------------------------------------------------------
+
+LCS_TYPE = "ERR The specified keys must contain string values"
+LCS_LEN_AND_IDX = "ERR If you want both the length and indexes, please just use IDX."
+LCS_TOO_LONG = "ERR String too long for LCS"
+LCS_MEMORY = ("ERR Insufficient memory, transient memory for LCS exceeds "
+              "proto-max-bulk-len")
+_UINT32_MAX = (1 << 32) - 1
+
+
+def _lcs_table(a: bytes, b: bytes) -> list:
+    """Row i, column j: the length of the LCS of a[:i] and b[:j]."""
+    width = len(b) + 1
+    rows = [[0] * width]
+    for ai in a:
+        prev = rows[-1]
+        row = [0] * width
+        left = 0
+        for j, bj in enumerate(b, 1):
+            if ai == bj:
+                left = prev[j - 1] + 1
+            else:
+                up = prev[j]
+                if up > left:
+                    left = up
+            row[j] = left
+        rows.append(row)
+    return rows
+
+
+@command("lcs", -3, "readonly", (1, 2, 1),
+         key_flags="RO access", group="string", since="7.0.0",
+         summary="Finds the longest common substring.",
+         complexity="O(N*M) where N and M are the lengths of s1 and s2, respectively",
+         args=(key("key1"), key("key2"), token("LEN", optional=True),
+               token("IDX", optional=True),
+               integer("min-match-len", token="MINMATCHLEN", optional=True),
+               token("WITHMATCHLEN", optional=True)))
+def lcs(ctx, argv):
+    """LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]"""
+    db = ctx.db
+    a, b = db.get(argv[1]), db.get(argv[2])
+    if (a is not None and not isinstance(a, bytes)) or \
+            (b is not None and not isinstance(b, bytes)):
+        raise CommandError(LCS_TYPE)  # checked before the options are read
+    a, b = a or b"", b or b""
+    want_len = want_idx = with_len = False
+    min_len = 0
+    j, n = 3, len(argv)
+    while j < n:
+        word = argv[j].upper()
+        if word == b"IDX":
+            want_idx = True
+        elif word == b"LEN":
+            want_len = True
+        elif word == b"WITHMATCHLEN":
+            with_len = True
+        elif word == b"MINMATCHLEN" and j + 1 < n:
+            min_len = max(parse_int(argv[j + 1]), 0)
+            j += 1
+        else:
+            raise CommandError(E.SYNTAX)
+        j += 1
+    if want_idx and want_len:
+        raise CommandError(LCS_LEN_AND_IDX)
+    if len(a) >= _UINT32_MAX - 1 or len(b) >= _UINT32_MAX - 1:
+        raise CommandError(LCS_TOO_LONG)
+    # Redis refuses a table (4 bytes a cell) larger than proto-max-bulk-len.
+    if (len(a) + 1) * (len(b) + 1) * 4 > ctx.config["proto-max-bulk-len"]:
+        raise CommandError(LCS_MEMORY)
+    table = _lcs_table(a, b)
+    total = table[len(a)][len(b)]
+    if want_len:
+        return total
+    # Walk back from the end as Redis does (on a tie it steps along b), collecting the
+    # common string and the runs of consecutive matches.
+    out = bytearray(total)
+    k = total
+    matches = []
+    run = None  # [a_start, a_end, b_start, b_end] of the run being extended backwards
+    i, j = len(a), len(b)
+    while i > 0 and j > 0:
+        emit = False
+        if a[i - 1] == b[j - 1]:
+            out[k - 1] = a[i - 1]
+            k -= 1
+            if run is None:
+                run = [i - 1, i - 1, j - 1, j - 1]
+            else:
+                run[0] -= 1
+                run[2] -= 1
+            if run[0] == 0 or run[2] == 0:
+                emit = True
+            i -= 1
+            j -= 1
+        else:
+            if table[i - 1][j] > table[i][j - 1]:
+                i -= 1
+            else:
+                j -= 1
+            emit = run is not None
+        if emit:
+            length = run[1] - run[0] + 1
+            if not min_len or length >= min_len:
+                match = [[run[0], run[1]], [run[2], run[3]]]
+                if with_len:
+                    match.append(length)
+                matches.append(match)
+            run = None
+    if want_idx:
+        return Map([(b"matches", matches), (b"len", total)])
+    return bytes(out)

@@ -106,6 +106,9 @@ class Command:
     # spec (RENAME's source and destination). Empty: derived from the write flag.
     key_flags: tuple = ()
     key_notes: str = ""  # the key spec's "notes", where Redis explains its flags
+    # With one spec per key position: each spec's lastkey (0 when empty). A last spec of
+    # -1 reaches to the end (BITOP's source keys after its destination).
+    spec_last: tuple = ()
     # Optional ``fn(argv) -> str``: the flags of a command whose key access depends on its
     # arguments (SET with or without GET), for COMMAND GETKEYSANDFLAGS.
     key_flags_for: Callable | None = None
@@ -175,6 +178,8 @@ class Command:
         specs = self.spec_flags()
         if len(specs) == 1:
             return [(k, specs[0]) for k in keys]
+        if self.spec_last and self.spec_last[-1] == -1:
+            specs = specs[:-1] + [specs[-1]] * (len(keys) - len(specs) + 1)
         return list(zip(keys, specs))
 
     def info(self):
@@ -193,8 +198,10 @@ class Command:
         elif self.first_key:
             per_key = self.spec_flags()
             if len(per_key) > 1:
-                specs = [_key_spec(f, (b"index", [(b"index", self.first_key + i)]), (0, 1, 0))
-                         for i, f in enumerate(per_key)]
+                lasts = self.spec_last or (0,) * len(per_key)
+                specs = [_key_spec(f, (b"index", [(b"index", self.first_key + i)]),
+                                   (last, 1, 0))
+                         for i, (f, last) in enumerate(zip(per_key, lasts))]
             else:
                 last = (self.last_key - self.first_key if self.last_key >= 0
                         else self.last_key)
@@ -254,7 +261,8 @@ def _key_spec(flags: str, begin: tuple, find: tuple, notes: str = "") -> Map:
 
 
 _GROUP_CATEGORIES = {
-    "stream": "stream", "string": "string", "hash": "hash", "generic": "keyspace",
+    "stream": "stream", "string": "string", "hash": "hash", "bitmap": "bitmap",
+    "generic": "keyspace",
     "connection": "connection", "transactions": "transaction", "scripting": "scripting",
 }
 
@@ -264,7 +272,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             complexity: str = "", args: tuple = (), container: bool = False,
             doc_flags: tuple = (), keyword_keys: tuple = (), pure: bool = False,
             deprecated: tuple = (), alone: bool = False, key_flags: tuple | str = (),
-            acl: str = "", tips: str = "", key_notes: str = ""):
+            acl: str = "", tips: str = "", key_notes: str = "", spec_last: tuple = ()):
     """Register a command (or, with ``container=True``, a container of subcommands).
 
     Used as a decorator on the handler ``handler(ctx, argv) -> reply``; a container is
@@ -281,7 +289,8 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     categories Redis's command table gives explicitly beyond the group's (``dangerous``,
     ``keyspace`` ...); those implied by the flags are added as Redis does (write, read,
     admin + dangerous, fast or else slow, blocking). ``tips`` are COMMAND INFO's tips and
-    ``key_notes`` its key spec's notes.
+    ``key_notes`` its key spec's notes. ``spec_last`` gives each per-position key spec
+    its lastkey (see ``Command.spec_last``).
     """
     if keyword_keys:
         flags += " movablekeys"
@@ -310,7 +319,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
                       group=group,
                       since=since, summary=summary, complexity=complexity,
                       arguments=tuple(args), categories=tuple(cats),
-                      tips=tuple(tips.split()), key_notes=key_notes,
+                      tips=tuple(tips.split()), key_notes=key_notes, spec_last=spec_last,
                       doc_flags=("deprecated",) + doc_flags if deprecated else doc_flags,
                       deprecated_since=deprecated[0] if deprecated else "",
                       replaced_by=deprecated[1] if deprecated else "")

@@ -129,6 +129,16 @@ class Database:
         if self.keyspace.events & EV_NEW:
             self.notify(EV_NEW, b"new", key)
 
+    def put_unsignalled(self, key: bytes, value) -> None:
+        """Store ``value`` at ``key`` without counting a change or touching WATCH, for the
+        edits Redis makes without signalling them: a string made raw in place by a bit
+        command that changed no bit, or created or grown by a BITFIELD whose writes all
+        failed. A created key still announces ``new``, as Redis's dbAdd does."""
+        old = self.data.get(key)
+        self.data[key] = value
+        if old is None and self.keyspace.events & EV_NEW:
+            self.notify(EV_NEW, b"new", key)
+
     def delete(self, key: bytes, changes: int = 1) -> bool:
         if key not in self.data:
             return False
