@@ -110,6 +110,30 @@ def test_string_and_generic_events(events):
     assert got == STRING_AND_GENERIC
 
 
+BITMAP = [
+    (("SETBIT", "b", "3", "1"), both("b", "new", "setbit")),
+    (("SETBIT", "b", "3", "1"), []),  # the bit was already set
+    (("SETBIT", "b", "3", "0"), both("b", "setbit")),
+    (("SETBIT", "b", "20", "0"), both("b", "setbit")),  # grows the string
+    (("GETBIT", "b", "3"), []),
+    (("BITFIELD", "f", "OVERFLOW", "FAIL", "SET", "u8", "0", "999"), both("f", "new")),
+    (("BITFIELD", "f", "SET", "u8", "0", "1", "INCRBY", "u8", "0", "1"), both("f", "setbit")),
+    (("BITFIELD", "f", "SET", "u8", "0", "2"), []),  # no field changes
+    (("BITFIELD", "f", "OVERFLOW", "FAIL", "SET", "u8", "99", "999"), []),
+    (("BITFIELD", "f2", "SET", "u8", "0", "0"), both("f2", "new", "setbit")),
+    (("BITFIELD", "f", "GET", "u8", "0"), []),
+    (("BITOP", "OR", "d", "b"), both("d", "new", "set")),
+    (("BITOP", "OR", "d", "b"), both("d", "set")),
+    (("BITOP", "AND", "d", "nokey"), both("d", "del")),
+    (("BITOP", "AND", "d", "nokey"), []),
+    (("LCS", "b", "f"), []),
+]
+
+
+def test_bitmap_events(events):
+    assert [(cmd, events(*cmd)) for cmd, _ in BITMAP] == BITMAP
+
+
 HASH = [
     (("HSET", "h", "a", "1", "b", "2"), both("h", "new", "hset")),
     (("HSET", "h", "a", "1"), both("h", "hset")),
