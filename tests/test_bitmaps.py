@@ -194,6 +194,18 @@ def test_bitcount_of_a_large_bitmap(r, call):
     assert call("BITPOS", "big", 0, 1000, 1000) == -1
 
 
+def test_bitpos_across_a_long_run(r, call):
+    r.set("ones", b"\xff" * 200000 + b"\xfe" + b"\xff" * 3)
+    assert call("BITPOS", "ones", 0) == 8 * 200000 + 7
+    assert call("BITPOS", "ones", 0, 8 * 200000 + 8, -1, "BIT") == -1
+    assert call("BITPOS", "ones", 0, 200001) == 8 * 200004
+    assert call("BITPOS", "ones", 1, 3, 8 * 200000 + 6, "BIT") == 3
+    r.set("zeros", bytes(300000) + b"\x10")
+    assert call("BITPOS", "zeros", 1) == 8 * 300000 + 3
+    assert call("BITPOS", "zeros", 1, 7, 8 * 300000 + 2, "BIT") == -1
+    assert call("BITPOS", "zeros", 0, 299999, -1) == 8 * 299999
+
+
 # --- BITPOS ------------------------------------------------------------------------------
 
 S = b"\xff\xf0\x00"

@@ -176,6 +176,24 @@ def bitcount(ctx, argv):
     return int.from_bytes(memoryview(value)[start:end + 1], "big").bit_count()
 
 
+_SCAN_BITS = 8 * 65536  # a bitmap's first free slot is usually near its start
+
+
+def _first_bit(value: bytes, bit: int, first: int, last: int) -> int:
+    """The position of the first ``bit`` in bits ``first``..``last``, or -1. Scanned in
+    chunks, so that an early hit in a large bitmap costs one chunk."""
+    while first <= last:
+        stop = min(last, first | (_SCAN_BITS - 1))
+        width = stop - first + 1
+        field = _bits_in(value, first, stop)
+        if not bit:
+            field ^= (1 << width) - 1
+        if field:
+            return first + width - field.bit_length()
+        first = stop + 1
+    return -1
+
+
 @command("bitpos", -3, "readonly", _ONE_KEY,
          key_flags="RO access", group="bitmap", since="2.8.7",
          summary="Finds the first set (1) or clear (0) bit in a string.", complexity="O(N)",
@@ -213,12 +231,9 @@ def bitpos(ctx, argv):
         raise CommandError(E.SYNTAX)
     if first > last:
         return -1  # the empty string
-    width = last - first + 1
-    field = _bits_in(value, first, last)
-    if not bit:
-        field ^= (1 << width) - 1
-    if field:
-        return first + width - field.bit_length()
+    found = _first_bit(value, bit, first, last)
+    if found >= 0:
+        return found
     if bit or end_given:
         return -1
     # Looking for a clear bit without an explicit end: the string reads as zero-padded to
@@ -229,6 +244,7 @@ def bitpos(ctx, argv):
 # --- BITOP -------------------------------------------------------------------------------
 
 _BITOPS = (b"and", b"or", b"xor", b"not")
+_INVERT = bytes(255 - i for i in range(256))
 
 
 @command("bitop", -4, "write denyoom", (2, -1, 1),
@@ -260,21 +276,21 @@ def bitop(ctx, argv):
         if db.delete(dest):
             db.notify(EV_GENERIC, b"del", dest)
         return 0
-    # Each source as an int of ``size`` bytes, shorter ones zero-padded on the right.
-    ints = [int.from_bytes(v, "big") << 8 * (size - len(v)) for v in sources]
-    result = ints[0]
-    if op == b"and":
-        for x in ints[1:]:
-            result &= x
-    elif op == b"or":
-        for x in ints[1:]:
-            result |= x
-    elif op == b"xor":
-        for x in ints[1:]:
-            result ^= x
+    if op == b"not":
+        result = sources[0].translate(_INVERT)
     else:
-        result ^= (1 << 8 * size) - 1
-    db.set(dest, K.RawStr(result.to_bytes(size, "big")))
+        # Each source as an int of ``size`` bytes, shorter ones zero-padded on the right.
+        ints = [int.from_bytes(v, "big") << 8 * (size - len(v)) for v in sources]
+        acc = ints[0]
+        for x in ints[1:]:
+            if op == b"and":
+                acc &= x
+            elif op == b"or":
+                acc |= x
+            else:
+                acc ^= x
+        result = acc.to_bytes(size, "big")
+    db.set(dest, K.RawStr(result))
     db.notify(EV_STRING, b"set", dest)
     return size
 
