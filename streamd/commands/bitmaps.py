@@ -1,8 +1,9 @@
 """Bit commands on strings: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD, BITFIELD_RO.
 
 Applications keep dedup flags in bitmaps that can be megabytes long, so every scan works on
-whole slices in C (``int.from_bytes`` / ``int.bit_count``), never bit by bit in Python.
-Strings stay immutable ``bytes``; a write builds the new value once.
+whole slices in C (``int.from_bytes`` / ``int.bit_count`` / ``bytes.translate``), never bit
+by bit in Python. Strings stay immutable ``bytes``: a write copies the value once into a
+``bytearray``, edits it there and stores the result.
 """
 
 from __future__ import annotations
@@ -87,11 +88,9 @@ def setbit(ctx, argv):
     if not grows and old == on:
         _make_raw(db, k, value)  # nothing changed: no event, no dirty, WATCH untouched
         return old
+    new = bytearray(value)
     if grows:
-        new = bytearray(value)
         new.extend(bytes(byte + 1 - len(value)))
-    else:
-        new = bytearray(value)
     new[byte] = (new[byte] & ~(1 << shift)) | (on << shift)
     db.set(k, K.RawStr(new), keep_ttl=True)
     db.notify(EV_STRING, b"setbit", k)

@@ -670,12 +670,15 @@ LCS_MEMORY = ("ERR Insufficient memory, transient memory for LCS exceeds "
 _UINT32_MAX = (1 << 32) - 1
 
 
-def _lcs_table(a: bytes, b: bytes) -> list:
-    """Row i, column j: the length of the LCS of a[:i] and b[:j]."""
+def _lcs_table(a: bytes, b: bytes, keep: bool = True) -> list:
+    """Row i, column j: the length of the LCS of a[:i] and b[:j]. Without ``keep`` only
+    the last row is kept (enough for the length)."""
     width = len(b) + 1
     rows = [[0] * width]
     for ai in a:
         prev = rows[-1]
+        if not keep:
+            rows.pop()
         row = [0] * width
         left = 0
         for j, bj in enumerate(b, 1):
@@ -730,10 +733,10 @@ def lcs(ctx, argv):
     # Redis refuses a table (4 bytes a cell) larger than proto-max-bulk-len.
     if (len(a) + 1) * (len(b) + 1) * 4 > ctx.config["proto-max-bulk-len"]:
         raise CommandError(LCS_MEMORY)
+    if want_len:
+        return _lcs_table(a, b, keep=False)[-1][-1]
     table = _lcs_table(a, b)
     total = table[len(a)][len(b)]
-    if want_len:
-        return total
     # Walk back from the end as Redis does (on a tie it steps along b), collecting the
     # common string and the runs of consecutive matches.
     out = bytearray(total)
