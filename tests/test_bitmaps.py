@@ -686,3 +686,16 @@ def test_dirty_counts_of_reads_are_zero(r):
                     ("LCS", "a", "a")):
         r.execute_command(*command)
     assert dirty(r) == before
+
+
+def test_bitop_and_bitfield_watch(r, make_client):
+    r.set("a", b"\x0f")
+    assert watch_broken(make_client, "d", lambda: r.bitop("OR", "d", "a"))
+    assert watch_broken(make_client, "d", lambda: r.bitop("AND", "d", "nokey"))  # deleted
+    assert not watch_broken(make_client, "d", lambda: r.bitop("AND", "d", "nokey"))
+    # a BITFIELD whose writes all fail creates the key unsignalled
+    assert not watch_broken(make_client, "f", lambda: r.execute_command(
+        "BITFIELD", "f", "OVERFLOW", "FAIL", "SET", "u8", 0, 999))
+    assert r.get("f") == b"\x00"
+    assert watch_broken(make_client, "g", lambda: r.execute_command(
+        "BITFIELD", "g", "SET", "u8", 0, 0))
