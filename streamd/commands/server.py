@@ -259,6 +259,7 @@ def config_set(ctx, argv):
             ctx.config.values = old  # all-or-nothing, as Redis does
             raise CommandError(E.CONFIG_SET_FAILED.format(name, exc)) from None
     ctx.keyspace.configure_events(ctx.config["notify-keyspace-events"])
+    ctx.server.config_changed()
     return OK
 
 

@@ -272,7 +272,8 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             complexity: str = "", args: tuple = (), container: bool = False,
             doc_flags: tuple = (), keyword_keys: tuple = (), pure: bool = False,
             deprecated: tuple = (), alone: bool = False, key_flags: tuple | str = (),
-            acl: str = "", tips: str = "", key_notes: str = "", spec_last: tuple = ()):
+            acl: str = "", tips: str = "", key_notes: str = "", spec_last: tuple = (),
+            group_acl: bool = True):
     """Register a command (or, with ``container=True``, a container of subcommands).
 
     Used as a decorator on the handler ``handler(ctx, argv) -> reply``; a container is
@@ -290,14 +291,15 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     ``keyspace`` ...); those implied by the flags are added as Redis does (write, read,
     admin + dangerous, fast or else slow, blocking). ``tips`` are COMMAND INFO's tips and
     ``key_notes`` its key spec's notes. ``spec_last`` gives each per-position key spec
-    its lastkey (see ``Command.spec_last``).
+    its lastkey (see ``Command.spec_last``). ``group_acl=False`` leaves out the group's
+    category (WAIT is documented under generic, yet is only @connection).
     """
     if keyword_keys:
         flags += " movablekeys"
     keyword, keyword_from, keyword_limit = keyword_keys or ("", 0, 0)
     flagset = frozenset(flags.split())
     cats = []
-    if group in _GROUP_CATEGORIES and not container:
+    if group in _GROUP_CATEGORIES and not container and group_acl:
         # A container is only @slow in Redis: its subcommands carry the group's category.
         cats.append(_GROUP_CATEGORIES[group])
     cats.extend(acl.split())

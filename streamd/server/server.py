@@ -21,6 +21,7 @@ from ..commands import load_commands
 from ..commands import errors as E
 from ..commands.blocking import Block
 from ..commands.errors import CommandError
+from ..commands.ops import rss_bytes
 from ..commands.pubsub import SUBSCRIBED_ALLOWED, ping_subscribed
 from ..commands.table import DISPATCH, Command, every_command
 from ..commands.transactions import exec_refused
@@ -33,6 +34,7 @@ from ..store.keyspace import Keyspace, now_ms
 from ..store.stream import Stream
 from .client import Client
 from .pubsub import PubSub
+from .slowlog import SlowLog, threshold_ns
 from .writes import WriteScheduler
 
 log = logging.getLogger("streamd")
@@ -81,12 +83,16 @@ _METRIC_PERIOD_MS = 100
 class Waiter:
     """A parked command: re-run when one of its keys is signalled."""
 
-    __slots__ = ("client", "cmd", "argv", "db", "keys", "deadline", "timer", "nokey")
+    __slots__ = ("client", "cmd", "argv", "db", "keys", "deadline", "timer", "nokey",
+                 "timeout_reply", "sent_argv")
 
-    def __init__(self, client, cmd, argv, db, keys, deadline, nokey):
+    def __init__(self, client, cmd, argv, db, keys, deadline, nokey, timeout_reply=None,
+                 sent_argv=None):
         self.client, self.cmd, self.argv, self.db = client, cmd, argv, db
+        self.sent_argv = sent_argv or argv  # as the client sent it: what the slow log shows
         self.keys, self.deadline, self.nokey = keys, deadline, nokey
         self.timer = None
+        self.timeout_reply = NULL_ARRAY if timeout_reply is None else timeout_reply
 
 
 class Server:
@@ -121,7 +127,16 @@ class Server:
         self.gc_policy = None  # a GcPolicy in the server process (cli), ticked by the cron
         # (bytes read, bytes written, reads, writes) of the connections already closed
         self._closed_io = [0, 0, 0, 0]
+        # MEMORY STATS's startup.allocated and peak.allocated, from the resident size.
+        self.startup_rss = self.peak_rss = rss_bytes()
+        self.slowlog = SlowLog()
+        self.slow_ns = 0  # slowlog-log-slower-than in ns, kept by config_changed
+        self.config_changed()
         self.reset_stats()
+
+    def config_changed(self) -> None:
+        """Refresh what the dispatcher keeps of the configuration (after CONFIG SET)."""
+        self.slow_ns = threshold_ns(self.config["slowlog-log-slower-than"])
 
     def reset_stats(self) -> None:
         self.stat_connections = 0
@@ -236,6 +251,9 @@ class Server:
                 self._park(client, cmd, argv, reply)
                 return done, True
             cmd.calls += 1
+            if elapsed >= self.slow_ns:  # the one check a command pays for the slow log
+                self.slowlog.push(client, cmd, argv, max(elapsed, 0) // 1000,
+                                  self.config["slowlog-max-len"])
             # The reply goes first: what the woken clients' commands publish to this
             # client comes after it, as in Redis.
             encode(reply, client._out, client.resp)
@@ -266,10 +284,23 @@ class Server:
             elapsed = time_ns() - start
             if elapsed > 0:
                 cmd.usec += elapsed // 1000
+            if elapsed >= self.slow_ns:
+                self._slowlog_run(client, cmd, requests[at:at + taken], elapsed)
             encode_each(replies, client._out, client.resp)
             if self.keyspace.ready:  # a pure command's lazy expiry deleted a key
                 self.handle_ready()
         return taken
+
+    def _slowlog_run(self, client: Client, cmd, run: list, elapsed: int) -> None:
+        """A pipelined run is timed as a whole: each of its commands is taken to have run
+        for an equal share of that time, and the slow log gets every one of them when that
+        share reaches the threshold (so at threshold 0 every command is logged, as Redis
+        logs each one, and a run of many fast commands is not mistaken for slow ones)."""
+        share = max(elapsed, 0) // len(run)
+        if share >= self.slow_ns:
+            max_len = self.config["slowlog-max-len"]
+            for argv in run:
+                self.slowlog.push(client, cmd, argv, share // 1000, max_len)
 
     def _resolve(self, client: Client, argv: list[bytes]):
         """The command to run for ``argv`` after every check, or the reply that replaces
@@ -343,18 +374,25 @@ class Server:
         once, when it is served, times out or is unblocked, however often it re-ran."""
         return sum(c.calls for c in every_command())
 
-    def call(self, client: Client, cmd, argv, handler=None, show=False):
+    def call(self, client: Client, cmd, argv, handler=None, show=False, sent_argv=None):
         """Run a handler with statistics; used by EXEC (with ``show``: monitors see each
         queued command as it runs) and wake-ups (``run`` inlines it), and with ``handler``
-        standing in for ``cmd``'s own, counted as ``cmd``."""
+        standing in for ``cmd``'s own, counted as ``cmd``. ``sent_argv``: the command line
+        as sent, for the slow log, when ``argv`` is a parked command's rewritten one."""
         start = perf_counter_ns()
         try:
             reply = (handler or cmd.handler)(client, argv)
         except Exception as exc:
             reply = self._failed(cmd, argv, exc)
-        if type(reply) is not Block:  # a parked command counts once, when it completes
+        elapsed = perf_counter_ns() - start
+        cmd.usec += elapsed // 1000
+        # A parked command counts once, when it completes, and only then may it enter the
+        # slow log, as in Redis (a timeout or CLIENT UNBLOCK logs nothing).
+        if type(reply) is not Block:
             cmd.calls += 1
-        cmd.usec += (perf_counter_ns() - start) // 1000
+            if elapsed >= self.slow_ns:
+                self.slowlog.push(client, cmd, sent_argv or argv, elapsed // 1000,
+                                  self.config["slowlog-max-len"])
         if show and self.monitors:
             self._show(client, cmd, argv)
         return reply
@@ -489,7 +527,7 @@ class Server:
     def _park(self, client: Client, cmd, argv, block: Block):
         deadline = now_ms() + block.timeout_ms if block.timeout_ms else 0
         waiter = Waiter(client, cmd, block.argv or argv, client.db, list(dict.fromkeys(block.keys)),
-                        deadline, block.nokey)
+                        deadline, block.nokey, block.timeout_reply, argv)
         for key in waiter.keys:
             queue = client.db.blocking.get(key)
             if queue is None:
@@ -538,7 +576,7 @@ class Server:
     def _timeout(self, waiter: Waiter) -> None:
         if waiter.client.waiter is waiter:
             waiter.cmd.calls += 1  # no run completes it: Redis counts the call here
-            self._finish(waiter, NULL_ARRAY)
+            self._finish(waiter, waiter.timeout_reply)
             if self.keyspace.ready:
                 self.handle_ready()
 
@@ -551,7 +589,7 @@ class Server:
         waiter.cmd.calls += 1
         if error:
             waiter.cmd.failed_calls += 1
-        reply = self._error(E.UNBLOCKED) if error else NULL_ARRAY
+        reply = self._error(E.UNBLOCKED) if error else waiter.timeout_reply
         self._finish(waiter, reply)
         return True
 
@@ -588,7 +626,8 @@ class Server:
                     # The re-run is the woken client's command: its messages to itself
                     # follow its reply (server/pubsub.py).
                     pubsub.running = client
-                    reply = self.call(client, waiter.cmd, waiter.argv)
+                    reply = self.call(client, waiter.cmd, waiter.argv,
+                                      sent_argv=waiter.sent_argv)
                     pubsub.running = running
                     if type(reply) is Block:
                         if client.held_pushes:

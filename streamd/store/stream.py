@@ -780,6 +780,17 @@ class Stream:
             s.idmp = self.idmp
         return s
 
+    def memory_estimate(self, per_node: int, per_group: int, per_pending: int,
+                        per_consumer: int) -> int:
+        """Bytes for MEMORY USAGE: each node's modelled listpack plus ``per_node``, and
+        the consumer groups with their pending entries and consumers. Every node is
+        counted (no sampling): a stream holds few nodes for its entries."""
+        size = sum(n.lp_bytes() for n in self._nodes) + per_node * len(self._nodes)
+        for group in self.groups.values():
+            size += per_group + len(group.name) + per_pending * len(group.pel)
+            size += sum(per_consumer + len(name) for name in group.consumers)
+        return size
+
     def node_sizes(self) -> list[tuple[int, int]]:
         """(live, deleted) per node, head first; for tests and diagnostics."""
         return [(n.live, n.ndead) for n in self._nodes]

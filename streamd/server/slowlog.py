@@ -1,0 +1,40 @@
+"""The slow log: the last ``slowlog-max-len`` commands that ran for at least
+``slowlog-log-slower-than`` microseconds, newest first (SLOWLOG GET reads it)."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+from ..commands.ops import slowlog_argv
+
+# slowlog-log-slower-than -1 turns the log off: a threshold no duration reaches.
+NEVER = 1 << 80
+
+
+class SlowLog:
+    __slots__ = ("entries", "next_id")
+
+    def __init__(self):
+        # Each entry is SLOWLOG GET's array: id, unix time, microseconds, argv, client
+        # address, client name.
+        self.entries: deque = deque()
+        self.next_id = 0  # SLOWLOG RESET empties the log but IDs keep counting, as in Redis
+
+    def push(self, client, cmd, argv: list[bytes], usec: int, max_len: int) -> None:
+        # EXEC is flagged skip_slowlog: its commands are logged one by one instead.
+        if "skip_slowlog" in cmd.flags:
+            return
+        self.entries.appendleft((self.next_id, int(time.time()), usec,
+                                 slowlog_argv(cmd.name, argv), client.addr.encode(),
+                                 client.name))
+        self.next_id += 1
+        # Trimmed as entries come, as Redis does: lowering slowlog-max-len shortens the
+        # log at the next entry.
+        while len(self.entries) > max_len:
+            self.entries.pop()
+
+
+def threshold_ns(usec: int) -> int:
+    """slowlog-log-slower-than in the dispatcher's unit (ns), NEVER when disabled."""
+    return NEVER if usec < 0 else usec * 1000
