@@ -61,9 +61,14 @@ _REDACTED = b"(redacted)"
 
 def _redact(name: str, argv: list[bytes]) -> list[bytes]:
     """Redis hides passwords from the slow log: every argument of AUTH, the user name and
-    password after HELLO's AUTH token."""
+    password after HELLO's AUTH token. HELLO redacts them as its parsing reaches them, so
+    Redis 7.0 leaves them in place after a bad protocol version or a bad option before
+    them; so does this. (Redis also stops at an AUTH pair that fails to authenticate,
+    leaving a later pair visible; this redacts every pair.)"""
     if name == "auth":
         return argv[:1] + [_REDACTED] * (len(argv) - 1)
+    if len(argv) < 2 or argv[1] not in (b"2", b"3"):
+        return argv
     out = list(argv)
     i = 2
     while i < len(out):
@@ -74,7 +79,7 @@ def _redact(name: str, argv: list[bytes]) -> list[bytes]:
         elif word == b"SETNAME" and i + 1 < len(out):
             i += 2
         else:
-            i += 1
+            break
     return out
 
 
@@ -150,7 +155,7 @@ def slowlog_reset(ctx, argv):
 
 
 @command("slowlog|help", 2, "loading stale", group="server", since="6.2.0",
-         summary="Show helpful text about the different subcommands", complexity="O(1)")
+         summary="Returns helpful text about the different subcommands.", complexity="O(1)")
 def slowlog_help(ctx, argv):
     """SLOWLOG HELP"""
     return [Simple(s) for s in (
