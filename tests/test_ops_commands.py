@@ -507,3 +507,28 @@ def test_command_info_containers_list_their_subcommands(call):
         info = call("COMMAND", "INFO", name)[0]
         got = {s[0].decode().split("|")[1] for s in info[9]}
         assert subs <= got
+
+
+@pytest.mark.streamd_only
+def test_memory_usage_samples_a_big_value(monkeypatch):
+    # As in Redis, SAMPLES fields or nodes stand for the whole value (0: all of them), so
+    # a big hash or stream is sized without walking it; the estimate stays close.
+    from streamd.commands.ops import estimate_size
+    from streamd.store.hashes import Hash
+    from streamd.store.stream import Stream, _Node
+
+    h = Hash({b"f%05d" % i: b"v" * 10 for i in range(10_000)})
+    assert estimate_size(b"h", h, 5) == estimate_size(b"h", h, 0)  # fields of one size
+
+    s = Stream()
+    for i in range(1, 5_001):
+        s.append(i << 64, [b"f", b"x" * 20], 100, 4096)
+    seen = []
+    lp_bytes = _Node.lp_bytes
+    monkeypatch.setattr(_Node, "lp_bytes", lambda node: seen.append(node) or lp_bytes(node))
+    whole = estimate_size(b"s", s, 0)
+    assert len(seen) == len(s._nodes) == 50
+    seen.clear()
+    sampled = estimate_size(b"s", s, 5)
+    assert len(seen) == 6  # five nodes, then the last one
+    assert abs(sampled - whole) <= 64

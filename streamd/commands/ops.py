@@ -8,6 +8,7 @@ depend on.
 
 from __future__ import annotations
 
+from itertools import islice
 
 from ..protocol.replies import OK, Map, Simple, Verbatim
 from . import errors as E
@@ -264,12 +265,16 @@ def memory_usage(ctx, argv):
     """MEMORY USAGE key [SAMPLES count]
 
     streamd's estimate of the bytes the key and its value take (see ``estimate_size``);
-    nil for a missing key. The options are checked first, as in Redis: SAMPLES needs a
-    non-negative integer (the last one given counts); anything else is a syntax error."""
+    nil for a missing key. As in Redis, a hash or stream is sized from SAMPLES of its fields
+    or nodes (default 5; 0: all of them), so the call stays cheap on a big value. The
+    options are checked first: SAMPLES needs a non-negative integer (the last one given
+    counts); anything else is a syntax error."""
+    samples = _DEFAULT_SAMPLES
     i = 3
     while i < len(argv):
         if argv[i].upper() == b"SAMPLES" and i + 1 < len(argv):
-            if parse_int(argv[i + 1]) < 0:
+            samples = parse_int(argv[i + 1])
+            if samples < 0:
                 raise CommandError(E.SYNTAX)
             i += 2
         else:
@@ -277,7 +282,7 @@ def memory_usage(ctx, argv):
     value = ctx.db.get(argv[2])
     if value is None:
         return None
-    return estimate_size(argv[2], value)
+    return estimate_size(argv[2], value, samples)
 
 
 # What streamd counts for a key, modelled on Redis's own structures (not Python's object
@@ -296,28 +301,40 @@ _PENDING_OVERHEAD = 48
 _CONSUMER_OVERHEAD = 64
 
 
-def estimate_size(name: bytes, value) -> int:
+_DEFAULT_SAMPLES = 5  # Redis's OBJ_COMPUTE_SIZE_DEF_SAMPLES
+
+
+def estimate_size(name: bytes, value, samples: int = _DEFAULT_SAMPLES) -> int:
+    """The estimate of a key; a hash or stream from ``samples`` of its fields or nodes,
+    scaled to all of them (0: every one)."""
     size = _KEY_OVERHEAD + len(name) + _OBJ_OVERHEAD
     if isinstance(value, (bytes, bytearray)):
         size += len(value)
     elif isinstance(value, dict):
-        size += sum(_FIELD_OVERHEAD + len(f) + len(v) for f, v in value.items())
+        n = len(value)
+        some = value.items() if not samples or n <= samples else islice(value.items(), samples)
+        taken = sum(_FIELD_OVERHEAD + len(f) + len(v) for f, v in some)
+        size += taken if not samples or n <= samples else taken * n // samples
     elif hasattr(value, "memory_estimate"):
-        size += value.memory_estimate(_NODE_OVERHEAD, _GROUP_OVERHEAD, _PENDING_OVERHEAD,
-                                      _CONSUMER_OVERHEAD)
+        size += value.memory_estimate(samples, _NODE_OVERHEAD, _GROUP_OVERHEAD,
+                                      _PENDING_OVERHEAD, _CONSUMER_OVERHEAD)
     return (size + 7) & ~7  # allocations come in 8-byte steps
 
 
 _EMPTY_MEMORY = 5 * 1024 * 1024  # below this Redis's doctor declares the instance empty
 
 
-def _dataset_bytes(ctx) -> tuple[int, int]:
-    """(estimated bytes of every key, number of keys), over all databases."""
+def _dataset_bytes(ctx, enough: int | None = None) -> tuple[int, int]:
+    """(estimated bytes of every key, number of keys), over all databases; the sum stops
+    growing once it reaches ``enough`` (MEMORY DOCTOR only asks whether it is below 5 MB)."""
     total = keys = 0
     for db in ctx.keyspace.dbs:
-        for name, value in db.data.items():
-            total += estimate_size(name, value)
-            keys += 1
+        keys += len(db.data)
+        if enough is None or total < enough:
+            for name, value in db.data.items():
+                total += estimate_size(name, value)
+                if enough is not None and total >= enough:
+                    break
     return total, keys
 
 
@@ -368,7 +385,7 @@ def memory_doctor(ctx, argv):
     Redis calls an instance below 5 MB allocated empty; streamd measures its dataset by
     the key estimates (the interpreter's own memory is not the dataset's), and finds no
     issue above that: it has no fragmentation, replica or script figures to judge."""
-    if _dataset_bytes(ctx)[0] < _EMPTY_MEMORY:
+    if _dataset_bytes(ctx, _EMPTY_MEMORY)[0] < _EMPTY_MEMORY:
         return Verbatim(
             "Hi Sam, this instance is empty or is using very little memory, my issues "
             "detector can't be used in these conditions. Please, leave for your mission on "

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
+from itertools import islice
 
 from .streamid import MAX_ID, U64
 
@@ -780,16 +781,36 @@ class Stream:
             s.idmp = self.idmp
         return s
 
-    def memory_estimate(self, per_node: int, per_group: int, per_pending: int,
+    def memory_estimate(self, samples: int, per_node: int, per_group: int, per_pending: int,
                         per_consumer: int) -> int:
-        """Bytes for MEMORY USAGE: each node's modelled listpack plus ``per_node``, and
-        the consumer groups with their pending entries and consumers. Every node is
-        counted (no sampling): a stream holds few nodes for its entries."""
-        size = sum(n.lp_bytes() for n in self._nodes) + per_node * len(self._nodes)
-        for group in self.groups.values():
-            size += per_group + len(group.name) + per_pending * len(group.pel)
-            size += sum(per_consumer + len(name) for name in group.consumers)
-        return size
+        """Bytes for MEMORY USAGE: the nodes' modelled listpacks plus ``per_node`` each,
+        and the consumer groups with their pending entries and consumers. As Redis does,
+        the first ``samples`` nodes (0: all) stand for every node but the last, which is
+        counted on its own (the tail is usually the partly filled one); likewise the first
+        ``samples`` groups and each one's first ``samples`` consumer names."""
+        nodes = self._nodes
+        n = len(nodes)
+        if not samples or n <= samples:
+            size = sum(node.lp_bytes() for node in nodes)
+        else:
+            taken = sum(nodes[i].lp_bytes() for i in range(samples))
+            size = taken * (n - 1) // samples + nodes[-1].lp_bytes()
+        size += per_node * n
+        groups = self.groups
+        some = groups.values() if not samples else islice(groups.values(), samples)
+        part = 0
+        for group in some:
+            part += per_group + len(group.name) + per_pending * len(group.pel)
+            names = group.consumers
+            k = len(names)
+            if not samples or k <= samples:
+                part += sum(per_consumer + len(name) for name in names)
+            elif k:
+                part += sum(per_consumer + len(name)
+                            for name in islice(names, samples)) * k // samples
+        if samples and len(groups) > samples:
+            part = part * len(groups) // samples
+        return size + part
 
     def node_sizes(self) -> list[tuple[int, int]]:
         """(live, deleted) per node, head first; for tests and diagnostics."""
