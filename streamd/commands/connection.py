@@ -6,7 +6,7 @@ import hmac
 import time
 
 from .. import REDIS_VERSION
-from ..protocol.replies import NO_REPLY, OK, PONG, Map, Simple, Verbatim
+from ..protocol.replies import NO_REPLY, OK, PONG, Map, SetReply, Simple, Verbatim
 from . import errors as E
 from .args import Args, parse_int
 from .errors import CommandError
@@ -61,6 +61,8 @@ def reset(ctx, argv):
         ctx.server.pubsub.drop_client(ctx)  # silently: no unsubscribe confirmations
     if ctx.monitor:
         ctx.server.remove_monitor(ctx)
+    if ctx.tracking is not None:
+        ctx.server.tracking.disable(ctx)
     ctx.db = ctx.keyspace.dbs[0]
     ctx.resp = 2
     ctx.name = b""
@@ -181,6 +183,13 @@ def client_line(c, now: float) -> str:
         flags += "x"
     if c.server.is_blocked(c):
         flags += "b"
+    st = c.tracking
+    if st is not None:
+        flags += "t"
+        if st.broken:
+            flags += "R"
+        if st.bcast:
+            flags += "B"
     if c.watched and c.watch_dirty:
         flags += "d"
     if c.no_evict:
@@ -194,7 +203,7 @@ def client_line(c, now: float) -> str:
             f"sub={len(c.channels)} psub={len(c.patterns)} ssub={len(c.shard_channels)} multi={len(c.multi) if c.multi is not None else -1} "
             f"watch={len(c.watched)} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 "
             f"rbp=0 obl=0 oll=0 omem=0 tot-mem=1024 events=r cmd={c.last_cmd} user=default "
-            f"redir=-1 resp={c.resp} lib-name={c.lib_name.decode('utf-8', 'replace')} "
+            f"redir={st.redirect if st is not None else -1} resp={c.resp} lib-name={c.lib_name.decode('utf-8', 'replace')} "
             f"lib-ver={c.lib_ver.decode('utf-8', 'replace')} io-thread=0 "
             f"tot-net-in={c.net_in} tot-net-out={c.net_out} tot-cmds={c.tot_cmds}")
 
@@ -461,8 +470,130 @@ def client_reply(ctx, argv):
     return OK if mode == b"on" else NO_REPLY
 
 
+# --- client-side caching (the tracking itself is server/tracking.py's) ---------------------
+@command("client|tracking", -3, "noscript loading stale", group="connection", since="6.0.0",
+         summary="Controls server-assisted client-side caching for the connection.",
+         complexity="O(1). Some options may introduce additional complexity.",
+         args=(oneof("status", token("ON"), token("OFF")),
+               integer("client-id", token="REDIRECT", optional=True),
+               string("prefix", token="PREFIX", optional=True, multiple=True,
+                      multiple_token=True),
+               token("BCAST", optional=True), token("OPTIN", optional=True),
+               token("OPTOUT", optional=True), token("NOLOOP", optional=True)))
+def client_tracking(ctx, argv):
+    """CLIENT TRACKING <ON | OFF> [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]
+
+    Options are read in order (a bad one fails there); then, for ON, their combination
+    and the client's current mode are checked in Redis's order."""
+    server = ctx.server
+    redirect = 0
+    bcast = optin = optout = noloop = False
+    prefixes: list[bytes] = []
+    j = 3
+    while j < len(argv):
+        opt = argv[j].lower()
+        more = j < len(argv) - 1
+        if opt == b"redirect" and more:
+            j += 1
+            if redirect:
+                raise CommandError("ERR A client can only redirect to a single other client")
+            redirect = parse_int(argv[j], E.NOT_INTEGER)
+            if redirect not in server.clients:
+                raise CommandError("ERR The client ID you want redirect to does not exist")
+        elif opt == b"bcast":
+            bcast = True
+        elif opt == b"optin":
+            optin = True
+        elif opt == b"optout":
+            optout = True
+        elif opt == b"noloop":
+            noloop = True
+        elif opt == b"prefix" and more:
+            j += 1
+            prefixes.append(argv[j])
+        else:
+            raise CommandError(E.SYNTAX)
+        j += 1
+    mode = argv[2].lower()
+    if mode == b"off":
+        server.tracking.disable(ctx)
+        return OK
+    if mode != b"on":
+        raise CommandError(E.SYNTAX)
+    st = ctx.tracking
+    if prefixes and not bcast:
+        raise CommandError("ERR PREFIX option requires BCAST mode to be enabled")
+    if st is not None and st.bcast != bcast:
+        raise CommandError("ERR You can't switch BCAST mode on/off before disabling tracking "
+                           "for this client, and then re-enabling it with a different mode.")
+    if bcast and (optin or optout):
+        raise CommandError("ERR OPTIN and OPTOUT are not compatible with BCAST")
+    if optin and optout:
+        raise CommandError("ERR You can't specify both OPTIN mode and OPTOUT mode")
+    if st is not None and ((optin and st.optout) or (optout and st.optin)):
+        raise CommandError("ERR You can't switch OPTIN/OPTOUT mode before disabling tracking "
+                           "for this client, and then re-enabling it with a different mode.")
+    if bcast:
+        # Redis 7.0 reports an overlap among the given prefixes after the first one and
+        # then turns tracking on anyway (two replies); here the error stands alone.
+        error = server.tracking.check_prefixes(ctx, prefixes)
+        if error:
+            raise CommandError(error)
+    server.tracking.enable(ctx, redirect, bcast, optin, optout, noloop, prefixes)
+    return OK
+
+
+@command("client|caching", 3, "noscript loading stale", group="connection", since="6.0.0",
+         summary="Instructs the server whether to track the keys in the next request.",
+         complexity="O(1)", args=(oneof("mode", token("YES"), token("NO")),))
+def client_caching(ctx, argv):
+    """CLIENT CACHING <YES | NO>"""
+    st = ctx.tracking
+    # Redis's first check is for tracking alone, whatever its message says.
+    if st is None:
+        raise CommandError("ERR CLIENT CACHING can be called only when the client is in "
+                           "tracking mode with OPTIN or OPTOUT mode enabled")
+    opt = argv[2].lower()
+    if opt == b"yes":
+        if not st.optin:
+            raise CommandError("ERR CLIENT CACHING YES is only valid when tracking is enabled "
+                               "in OPTIN mode.")
+    elif opt == b"no":
+        if not st.optout:
+            raise CommandError("ERR CLIENT CACHING NO is only valid when tracking is enabled "
+                               "in OPTOUT mode.")
+    else:
+        raise CommandError(E.SYNTAX)
+    st.caching = True
+    return OK
+
+
+@command("client|getredir", 2, "noscript loading stale", group="connection", since="6.0.0",
+         summary="Returns the client ID to which the connection's tracking notifications "
+                 "are redirected.", complexity="O(1)")
+def client_getredir(ctx, argv):
+    """CLIENT GETREDIR"""
+    return ctx.tracking.redirect if ctx.tracking is not None else -1
+
+
+@command("client|trackinginfo", 2, "noscript loading stale", group="connection",
+         since="6.2.0",
+         summary="Returns information about server-assisted client-side caching for the "
+                 "connection.", complexity="O(1)")
+def client_trackinginfo(ctx, argv):
+    """CLIENT TRACKINGINFO"""
+    st = ctx.tracking
+    if st is None:
+        return Map([(b"flags", SetReply([b"off"])), (b"redirect", -1), (b"prefixes", [])])
+    return Map([(b"flags", SetReply(st.flags())), (b"redirect", st.redirect),
+                (b"prefixes", sorted(st.prefixes))])
+
+
 _CLIENT_HELP = [
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME", "    Return the name of the current connection.",
     "ID", "    Return the ID of the current connection.",
     "INFO", "    Return information about the current client connection.",
@@ -476,6 +607,9 @@ _CLIENT_HELP = [
     "SETNAME <name>", "    Assign the name <name> to the current connection.",
     "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]", "    Control server assisted client side caching.",
+    "TRACKINGINFO", "    Report tracking status for the current connection.",
     "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
     "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
     "HELP", "    Print this help.",

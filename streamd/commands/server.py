@@ -78,7 +78,7 @@ def _section(ctx, name: str) -> list[str]:
         blocked, timed, keys, nokey = srv.blocked_stats()
         return [f"connected_clients:{len(srv.clients)}", "cluster_connections:0",
                 f"maxclients:{ctx.config['maxclients']}", f"blocked_clients:{blocked}",
-                "tracking_clients:0", "pubsub_clients:"
+                f"tracking_clients:{srv.tracking.clients}", "pubsub_clients:"
                 f"{sum(1 for c in srv.clients.values() if c.subscribed)}", "watching_clients:"
                 f"{sum(1 for c in srv.clients.values() if c.watched)}",
                 f"clients_in_timeout_table:{timed}", f"total_watched_keys:"
@@ -115,6 +115,9 @@ def _section(ctx, name: str) -> list[str]:
                 f"pubsub_channels:{len(srv.pubsub.channels)}",
                 f"pubsub_patterns:{len(srv.pubsub.patterns)}",
                 f"pubsubshard_channels:{len(srv.pubsub.shard)}",
+                f"tracking_total_keys:{len(srv.tracking.table)}",
+                f"tracking_total_items:{srv.tracking.items}",
+                f"tracking_total_prefixes:{len(srv.tracking.prefixes)}",
                 "unexpected_error_replies:0",
                 f"total_error_replies:{srv.stat_error_replies}",
                 f"total_reads_processed:{reads}", f"total_writes_processed:{writes}",
@@ -520,6 +523,7 @@ def _flush_mode(argv, name):
 def flushdb(ctx, argv):
     """FLUSHDB [ASYNC | SYNC]"""
     _flush_mode(argv, "flushdb")
+    ctx.keyspace.flushed()  # the tracking clients learn of any flush, of any database
     ctx.keyspace.dirty += ctx.db.flush()
     return OK
 
@@ -534,6 +538,7 @@ def flushdb(ctx, argv):
 def flushall(ctx, argv):
     """FLUSHALL [ASYNC | SYNC]"""
     _flush_mode(argv, "flushall")
+    ctx.keyspace.flushed()
     for db in ctx.keyspace.dbs:
         ctx.keyspace.dirty += db.flush()
     return OK

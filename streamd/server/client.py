@@ -82,6 +82,8 @@ class Client(asyncio.Protocol):
         self.patterns: dict = {}
         self.shard_channels: dict = {}
         self.subscribed = False
+        # CLIENT TRACKING's options while it is on (server/tracking.py), else None.
+        self.tracking = None
         # Since when (unix seconds) the pending output has been over the soft output buffer
         # limit; 0 while it is not (see server/pubsub.py).
         self.obuf_soft_since = 0
@@ -143,9 +145,11 @@ class Client(asyncio.Protocol):
     def update_special(self) -> None:
         # A RESP2 subscriber may only run the pub/sub commands, PING, QUIT and RESET; a
         # RESP3 one may receive messages while its own command runs, which must follow that
-        # command's reply (see held_pushes).
+        # command's reply (see held_pushes). So may a tracking client, whose reads are
+        # remembered after each command (server/tracking.py).
         self.special = (not self._authenticated or self._multi is not None
                         or self.server.pause_type is not None or self.subscribed
+                        or self.tracking is not None
                         or self.reply_off or self.reply_skip or self.reply_skip_next
                         or bool(self.server.monitors))
 

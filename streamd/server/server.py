@@ -35,6 +35,7 @@ from ..store.stream import Stream
 from .client import Client
 from .pubsub import PubSub
 from .slowlog import SlowLog, threshold_ns
+from .tracking import Tracking
 from .writes import WriteScheduler
 
 log = logging.getLogger("streamd")
@@ -109,6 +110,7 @@ class Server:
         self.pubsub = PubSub(self.writes, self.config)
         self.keyspace.event_hook = self.pubsub.keyspace_event
         self.keyspace.configure_events(self.config["notify-keyspace-events"])
+        self.tracking = Tracking(self)
         self._next_id = 0
         self.started = time.time()
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -248,6 +250,8 @@ class Server:
             if type(reply) is Block:
                 if self.monitors:  # shown once, as it blocks; not when it is served
                     self._show(client, cmd, argv)
+                if client.tracking is not None and "readonly" in cmd.flags:
+                    self.tracking.remember(client, cmd, argv)  # as it blocks, as in Redis
                 self._park(client, cmd, argv, reply)
                 return done, True
             cmd.calls += 1
@@ -376,7 +380,7 @@ class Server:
 
     def call(self, client: Client, cmd, argv, handler=None, show=False, sent_argv=None):
         """Run a handler with statistics; used by EXEC (with ``show``: monitors see each
-        queued command as it runs) and wake-ups (``run`` inlines it), and with ``handler``
+        queued command as it runs, and a tracking client's reads are remembered) and wake-ups (``run`` inlines it), and with ``handler``
         standing in for ``cmd``'s own, counted as ``cmd``. ``sent_argv``: the command line
         as sent, for the slow log, when ``argv`` is a parked command's rewritten one."""
         start = perf_counter_ns()
@@ -393,8 +397,11 @@ class Server:
             if elapsed >= self.slow_ns:
                 self.slowlog.push(client, cmd, sent_argv or argv, elapsed // 1000,
                                   self.config["slowlog-max-len"])
-        if show and self.monitors:
-            self._show(client, cmd, argv)
+        if show:  # EXEC's commands
+            if self.monitors:
+                self._show(client, cmd, argv)
+            if client.tracking is not None and "readonly" in cmd.flags:
+                self.tracking.remember(client, cmd, argv)
         return reply
 
     # --- CLIENT REPLY and MONITOR -----------------------------------------------------------
@@ -409,6 +416,15 @@ class Server:
             del client._out[client.reply_mark:]
         if cmd is not None and self.monitors:
             self._show(client, cmd, argv)
+        st = client.tracking
+        if st is not None:
+            if cmd is not None and "readonly" in cmd.flags:
+                self.tracking.remember(client, cmd, argv)
+            # CLIENT CACHING's flag lasts one command, as Redis's resetClient clears it:
+            # CLIENT's subcommands and the commands of a transaction keep it.
+            if st.caching and client.multi is None and (
+                    cmd is None or not cmd.name.startswith("client|")):
+                st.caching = False
         client.reply_done()
 
     def add_monitor(self, client: Client) -> None:
@@ -678,6 +694,8 @@ class Server:
         client.unwatch_all()
         if client.subscribed:
             self.pubsub.drop_client(client)
+        if client.tracking is not None:
+            self.tracking.drop_client(client)
         if client.monitor:
             self.remove_monitor(client)
         if client.postponed and client in self._postponed:

@@ -7,6 +7,10 @@ database and are maintained by the server:
 - ``blocking``: key -> waiters parked on it; ``signal_ready`` queues the key on the keyspace
   so the server can re-run those waiters after the current command.
 
+Client-side caching (CLIENT TRACKING) hangs off the keyspace too: ``Keyspace.tracking`` is
+None unless the server has something to invalidate, else its object with
+``invalidate(key, by_command)`` (a key changed) and ``flushed()`` (FLUSHDB/FLUSHALL).
+
 Keyspace events (``notify-keyspace-events``) go to one hook the server installs. Commands
 announce their own events through ``Database.notify``; the store announces only what it
 does by itself: a key created (``new``), a key expired (``expired``), and hash fields
@@ -194,10 +198,13 @@ class Database:
 
     # --- change signals -------------------------------------------------------------------
     def modified(self, key: bytes, changes: int = 1) -> None:
-        """Record a write to ``key``: dirty counter and WATCH invalidation."""
-        self.keyspace.dirty += changes
+        """Record a write to ``key``: dirty counter, WATCH and tracking invalidation."""
+        ks = self.keyspace
+        ks.dirty += changes
         if self.watched:
             self._touch_watchers(key)
+        if ks.tracking is not None:
+            ks.tracking.invalidate(key, True)
 
     def notify(self, kind: int, event: bytes, key: bytes) -> None:
         """Announce ``event`` (of class ``kind``) on ``key``, if that class is enabled.
@@ -221,8 +228,14 @@ class Database:
     def _expire(self, key: bytes) -> None:
         del self.data[key]
         del self.expires[key]
-        self.keyspace.expired_keys += 1
-        self.modified(key, 0)  # Redis counts an expiry in expired_keys, not as a change
+        ks = self.keyspace
+        ks.expired_keys += 1  # Redis counts an expiry there, not as a change
+        if self.watched:
+            self._touch_watchers(key)
+        if ks.tracking is not None:
+            # No command made this change: Redis signals an expiry without a client, so a
+            # BCAST NOLOOP client still hears of a key it wrote that expired.
+            ks.tracking.invalidate(key, False)
         if self.keyspace.events & EV_EXPIRED:
             self.notify(EV_EXPIRED, b"expired", key)
         if key in self.blocking:
@@ -354,6 +367,12 @@ class Keyspace:
         self.events = 0
         self.event_channels = 0
         self.event_hook = None
+        self.tracking = None  # see the module doc
+
+    def flushed(self) -> None:
+        """FLUSHDB or FLUSHALL is emptying databases: tell the tracking clients."""
+        if self.tracking is not None:
+            self.tracking.flushed()
 
     def configure_events(self, flags: str) -> None:
         """Take ``notify-keyspace-events``: its letters (``A`` standing for all classes)."""
