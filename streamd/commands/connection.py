@@ -478,8 +478,10 @@ def client_reply(ctx, argv):
                integer("client-id", token="REDIRECT", optional=True),
                string("prefix", token="PREFIX", optional=True, multiple=True,
                       multiple_token=True),
-               token("BCAST", optional=True), token("OPTIN", optional=True),
-               token("OPTOUT", optional=True), token("NOLOOP", optional=True)))
+               # Named in capitals, as since Redis 7.2's docs.
+               token("BCAST", "BCAST", optional=True), token("OPTIN", "OPTIN", optional=True),
+               token("OPTOUT", "OPTOUT", optional=True),
+               token("NOLOOP", "NOLOOP", optional=True)))
 def client_tracking(ctx, argv):
     """CLIENT TRACKING <ON | OFF> [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]
 
