@@ -157,6 +157,19 @@ def test_which_writes_invalidate(raw):
     expect(a, inval("s"))
 
 
+@pytest.mark.min_redis("7.4")
+def test_hash_field_ttl_writes_invalidate(raw):
+    a = connect(raw, 3, "ON")
+    b = connect(raw, 2)
+    run(b, "HSET", "h", "f", "v", "g", "w")
+    assert run(a, "HGET", "h", "f") == b"$1\r\nv\r\n"
+    assert run(b, "HEXPIRE", "h", "1000", "FIELDS", "1", "f") == b"*1\r\n:1\r\n"
+    expect(a, inval("h"))
+    run(a, "HGET", "h", "f")
+    assert run(b, "HPEXPIREAT", "h", "1", "FIELDS", "1", "f") == b"*1\r\n:2\r\n"
+    expect(a, inval("h"))
+
+
 def test_swapdb_invalidates_nothing_in_7_0(raw):
     a = connect(raw, 3, "ON")
     b = connect(raw, 2)
