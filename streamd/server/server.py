@@ -380,9 +380,10 @@ class Server:
 
     def call(self, client: Client, cmd, argv, handler=None, show=False, sent_argv=None):
         """Run a handler with statistics; used by EXEC (with ``show``: monitors see each
-        queued command as it runs, and a tracking client's reads are remembered) and wake-ups (``run`` inlines it), and with ``handler``
-        standing in for ``cmd``'s own, counted as ``cmd``. ``sent_argv``: the command line
-        as sent, for the slow log, when ``argv`` is a parked command's rewritten one."""
+        queued command as it runs, and a tracking client's reads are remembered) and
+        wake-ups (``run`` inlines it), and with ``handler`` standing in for ``cmd``'s own,
+        counted as ``cmd``. ``sent_argv``: the command line as sent, for the slow log,
+        when ``argv`` is a parked command's rewritten one."""
         start = perf_counter_ns()
         try:
             reply = (handler or cmd.handler)(client, argv)
