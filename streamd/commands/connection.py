@@ -10,7 +10,7 @@ from ..protocol.replies import NO_REPLY, OK, PONG, Map, SetReply, Simple, Verbat
 from . import errors as E
 from .args import Args, parse_int
 from .errors import CommandError
-from .table import block, command, integer, oneof, string, token
+from .table import block, command, help_command, integer, oneof, string, token
 
 _RESET = Simple(b"RESET")
 # What MONITOR shows in place of a password (and of AUTH's user name): Redis rewrites the
@@ -618,9 +618,4 @@ _CLIENT_HELP = [
 ]
 
 
-@command("client|help", 2, "loading stale", group="connection", since="5.0.0",
-         summary="Returns helpful text about the different subcommands.", complexity="O(1)")
-def client_help(ctx, argv):
-    """CLIENT HELP"""
-    return [Simple(line) for line in _CLIENT_HELP]
-
+help_command("client", "connection", "5.0.0", _CLIENT_HELP)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from itertools import islice
 
-from ..protocol.replies import NULL_ARRAY, OK, Map, Simple
+from ..protocol.replies import NULL_ARRAY, OK, Map
 from ..store.groups import UNKNOWN, ConsumerGroup, is_referenced, drop_references
 from ..store.keyspace import EV_STREAM
 from ..store.stream import Stream
@@ -22,7 +22,8 @@ from .blocking import Block
 from .errors import CommandError
 from .streams import (entries_reply, entry_reply, get_stream, interval_id, new_stream,
                       parse_ids_block, parse_read_args, runs_reply, strict_id)
-from .table import TABLE, batch_handler, block, command, integer, key, oneof, string, token
+from .table import (TABLE, batch_handler, block, command, help_command, integer, key, oneof,
+                    string, token)
 
 FATAL_COUNT = LLONG_MAX  # delivery count XNACK FATAL sets: "never retry"
 
@@ -245,12 +246,7 @@ def xgroup_delconsumer(ctx, argv):
     return n
 
 
-@command("XGROUP|HELP", 2, "loading stale", group="stream", since="5.0.0",
-         summary="Returns helpful text about the different subcommands.",
-         complexity="O(1)")
-def xgroup_help(ctx, argv):
-    """XGROUP HELP"""
-    return [Simple(line) for line in XGROUP_HELP]
+help_command("xgroup", "stream", "5.0.0", XGROUP_HELP)
 
 
 # --- XREADGROUP -----------------------------------------------------------------------------

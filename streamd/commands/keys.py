@@ -16,7 +16,7 @@ from . import errors as E
 from . import keyutil as K
 from .args import LLONG_MAX, Args, parse_int
 from .errors import CommandError
-from .table import Arg, command, integer, key, oneof, pattern, string, token
+from .table import Arg, command, help_command, integer, key, oneof, pattern, string, token
 
 _ONE_KEY = (1, 1, 1)
 _ALL_KEYS = (1, -1, 1)
@@ -582,8 +582,4 @@ _OBJECT_HELP = [
 ]
 
 
-@command("object|help", 2, "loading stale", group="generic", since="6.2.0",
-         summary="Returns helpful text about the different subcommands.", complexity="O(1)")
-def object_help(ctx, argv):
-    """OBJECT HELP"""
-    return [Simple(line.encode()) for line in _OBJECT_HELP]
+help_command("object", "generic", "6.2.0", _OBJECT_HELP)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from itertools import islice
 
-from ..protocol.replies import OK, Map, Simple, Verbatim
+from ..protocol.replies import OK, Map, Verbatim
 from . import errors as E
 from .args import parse_int, parse_timeout_ms
 from .blocking import Block
 from .errors import CommandError
 from .server import _rss_bytes as rss_bytes
-from .table import command, integer, key, string
+from .table import command, help_command, integer, key, string
 
 # --- ROLE / WAIT -------------------------------------------------------------------------
 
@@ -155,20 +155,16 @@ def slowlog_reset(ctx, argv):
     return OK
 
 
-@command("slowlog|help", 2, "loading stale", group="server", since="6.2.0",
-         summary="Returns helpful text about the different subcommands.", complexity="O(1)")
-def slowlog_help(ctx, argv):
-    """SLOWLOG HELP"""
-    return [Simple(s) for s in (
-        "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "GET [<count>]",
-        "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
-        "    Entries are made of:",
-        "    id, timestamp, time in microseconds, arguments array, client IP and port,",
-        "    client name",
-        "LEN", "    Return the length of the slowlog.",
-        "RESET", "    Reset the slowlog.",
-        "HELP", "    Prints this help.")]
+help_command("slowlog", "server", "6.2.0", (
+    "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET [<count>]",
+    "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+    "    Entries are made of:",
+    "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+    "    client name",
+    "LEN", "    Return the length of the slowlog.",
+    "RESET", "    Reset the slowlog.",
+    "HELP", "    Prints this help."))
 
 
 # --- LATENCY -----------------------------------------------------------------------------
@@ -231,23 +227,19 @@ def latency_reset(ctx, argv):
     return 0
 
 
-@command("latency|help", 2, "loading stale", group="server", since="2.8.13",
-         summary="Returns helpful text about the different subcommands.", complexity="O(1)")
-def latency_help(ctx, argv):
-    """LATENCY HELP"""
-    return [Simple(s) for s in (
-        "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "DOCTOR", "    Return a human readable latency analysis report.",
-        "GRAPH <event>", "    Return an ASCII latency graph for the <event> class.",
-        "HISTORY <event>", "    Return time-latency samples for the <event> class.",
-        "LATEST", "    Return the latest latency samples for all events.",
-        "RESET [<event> ...]", "    Reset latency data of one or more <event> classes.",
-        "    (default: reset all data for all event classes)",
-        "HISTOGRAM [COMMAND ...]",
-        "    Return a cumulative distribution of latencies in the format of a histogram "
-        "for the specified command names.",
-        "    If no commands are specified then all histograms are replied.",
-        "HELP", "    Prints this help.")]
+help_command("latency", "server", "2.8.13", (
+    "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DOCTOR", "    Return a human readable latency analysis report.",
+    "GRAPH <event>", "    Return an ASCII latency graph for the <event> class.",
+    "HISTORY <event>", "    Return time-latency samples for the <event> class.",
+    "LATEST", "    Return the latest latency samples for all events.",
+    "RESET [<event> ...]", "    Reset latency data of one or more <event> classes.",
+    "    (default: reset all data for all event classes)",
+    "HISTOGRAM [COMMAND ...]",
+    "    Return a cumulative distribution of latencies in the format of a histogram "
+    "for the specified command names.",
+    "    If no commands are specified then all histograms are replied.",
+    "HELP", "    Prints this help."))
 
 
 # --- MEMORY ------------------------------------------------------------------------------
@@ -414,19 +406,15 @@ def memory_purge(ctx, argv):
     return OK
 
 
-@command("memory|help", 2, "loading stale", group="server", since="4.0.0",
-         summary="Returns helpful text about the different subcommands.", complexity="O(1)")
-def memory_help(ctx, argv):
-    """MEMORY HELP"""
-    return [Simple(s) for s in (
-        "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "DOCTOR", "    Return memory problems reports.",
-        "MALLOC-STATS", "    Return internal statistics report from the memory allocator.",
-        "PURGE", "    Attempt to purge dirty pages for reclamation by the allocator.",
-        "STATS", "    Return information about the memory usage of the server.",
-        "USAGE <key> [SAMPLES <count>]",
-        "    Return memory in bytes used by <key> and its value. Nested values are",
-        "    sampled up to <count> times (default: 5, 0 means sample all).",
-        "HELP", "    Prints this help.")]
+help_command("memory", "server", "4.0.0", (
+    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DOCTOR", "    Return memory problems reports.",
+    "MALLOC-STATS", "    Return internal statistics report from the memory allocator.",
+    "PURGE", "    Attempt to purge dirty pages for reclamation by the allocator.",
+    "STATS", "    Return information about the memory usage of the server.",
+    "USAGE <key> [SAMPLES <count>]",
+    "    Return memory in bytes used by <key> and its value. Nested values are",
+    "    sampled up to <count> times (default: 5, 0 means sample all).",
+    "HELP", "    Prints this help."))
 
 

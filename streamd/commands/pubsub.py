@@ -8,10 +8,10 @@ it: channels and patterns together, or shard channels alone.
 
 from __future__ import annotations
 
-from ..protocol.replies import Push, Replies, Simple
+from ..protocol.replies import Push, Replies
 from . import errors as E
 from .errors import CommandError
-from .table import command, pattern, string
+from .table import command, help_command, pattern, string
 
 
 def _count(ctx, kind: str) -> int:
@@ -217,8 +217,4 @@ _PUBSUB_HELP = [
 ]
 
 
-@command("pubsub|help", 2, "loading stale", group="pubsub", since="6.2.0",
-         summary="Returns helpful text about the different subcommands.", complexity="O(1)")
-def pubsub_help(ctx, argv):
-    """PUBSUB HELP"""
-    return [Simple(line) for line in _PUBSUB_HELP]
+help_command("pubsub", "pubsub", "6.2.0", _PUBSUB_HELP)

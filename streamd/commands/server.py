@@ -15,7 +15,7 @@ from ..protocol.replies import NO_REPLY, OK, Map, SetReply, Simple, Verbatim
 from . import errors as E
 from .keyutil import glob_match
 from .errors import CommandError
-from .table import TABLE, command, every_command, oneof, pattern, string, token
+from .table import TABLE, command, every_command, help_command, oneof, pattern, string, token
 
 # --- INFO --------------------------------------------------------------------------------
 
@@ -296,17 +296,13 @@ def config_rewrite(ctx, argv):
     return OK
 
 
-@command("config|help", 2, "loading stale", group="server", since="5.0.0",
-         summary="Returns helpful text about the different subcommands.", complexity="O(1)")
-def config_help(ctx, argv):
-    """CONFIG HELP"""
-    return [Simple(s) for s in (
-        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
-        "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
-        "RESETSTAT", "    Reset statistics reported by the INFO command.",
-        "REWRITE", "    Rewrite the configuration file.",
-        "HELP", "    Print this help.")]
+help_command("config", "server", "5.0.0", (
+    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+    "RESETSTAT", "    Reset statistics reported by the INFO command.",
+    "REWRITE", "    Rewrite the configuration file.",
+    "HELP", "    Print this help."))
 
 
 # --- COMMAND -----------------------------------------------------------------------------

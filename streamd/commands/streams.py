@@ -10,7 +10,7 @@ wakes readers (``db.signal_ready``). Data rules (nodes, trimming, tombstones) li
 from __future__ import annotations
 
 from ..idmp import IdmpState, auto_iid
-from ..protocol.replies import NULL_ARRAY, OK, Entries, Map, Simple
+from ..protocol.replies import NULL_ARRAY, OK, Entries, Map
 from ..store.groups import drop_references, is_referenced
 from ..store.keyspace import EV_STREAM
 from ..store.stream import LISTPACK_MAX_SIZE, Stream, entry_too_large
@@ -19,7 +19,8 @@ from . import errors as E
 from .args import parse_int, parse_timeout_ms
 from .blocking import Block
 from .errors import CommandError
-from .table import batch_handler, block, command, integer, key, oneof, string, token
+from .table import (batch_handler, block, command, help_command, integer, key, oneof, string,
+                    token)
 
 KEEPREF, DELREF, ACKED = b"KEEPREF", b"DELREF", b"ACKED"
 _STRATEGIES = (KEEPREF, DELREF, ACKED)
@@ -872,13 +873,7 @@ XINFO_HELP = [
 ]
 
 
-@command("XINFO|HELP", 2, "loading stale", group="stream", since="5.0.0",
-         summary="Returns helpful text about the different subcommands.", complexity="O(1)")
-def xinfo_help(ctx, argv):
-    """XINFO HELP
-
-    The subcommand list, as simple strings."""
-    return [Simple(line) for line in XINFO_HELP]
+help_command("xinfo", "stream", "5.0.0", XINFO_HELP)
 
 
 def radix_tree_nodes(s: Stream) -> int:
