@@ -478,6 +478,8 @@ _SHARDS = [b"nondeterministic_output", b"request_policy:all_shards", b"response_
      _SPECIAL),
     ("latency|latest", 2, [b"admin", b"noscript", b"loading", b"stale"], [0, 0, 0], _ADMIN,
      _SPECIAL),
+    ("latency|histogram", -2, [b"admin", b"noscript", b"loading", b"stale"], [0, 0, 0],
+     _ADMIN, _SPECIAL),
     ("memory", -2, [], [0, 0, 0], [b"@slow"], []),
     ("memory|doctor", 2, [], [0, 0, 0], [b"@slow"], _SHARDS),
     ("memory|help", 2, [b"loading", b"stale"], [0, 0, 0], [b"@slow"], []),
@@ -501,7 +503,8 @@ def test_command_info(call, name, arity, flags, keys, categories, tips):
 
 def test_command_info_containers_list_their_subcommands(call):
     for name, subs in (("slowlog", {"get", "len", "reset", "help"}),
-                       ("latency", {"doctor", "graph", "history", "latest", "reset", "help"}),
+                       ("latency", {"doctor", "graph", "histogram", "history", "latest", "reset",
+                                    "help"}),
                        ("memory", {"doctor", "help", "malloc-stats", "purge", "stats",
                                    "usage"})):
         info = call("COMMAND", "INFO", name)[0]
@@ -532,3 +535,15 @@ def test_memory_usage_samples_a_big_value(monkeypatch):
     sampled = estimate_size(b"s", s, 5)
     assert len(seen) == 6  # five nodes, then the last one
     assert abs(sampled - whole) <= 64
+
+
+def test_latency_histogram_without_samples(wire):
+    # Commands with no latency samples (unknown names, a container, one never run since
+    # CONFIG RESETSTAT) are left out: an empty map, a flat empty array in RESP2.
+    for do in (wire, wire.resp3):
+        do("CONFIG", "RESETSTAT")
+    assert wire("LATENCY", "HISTOGRAM", "nosuch", "client", "client|kill") == b"*0\r\n"
+    assert wire.resp3("LATENCY", "HISTOGRAM", "nosuch", "xdel") == b"%0\r\n"
+    assert wire("MULTI") == b"+OK\r\n"
+    assert wire("LATENCY", "HISTOGRAM", "nosuch") == b"+QUEUED\r\n"
+    assert wire("EXEC") == b"*1\r\n*0\r\n"

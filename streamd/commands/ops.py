@@ -227,6 +227,23 @@ def latency_reset(ctx, argv):
     return 0
 
 
+@command("latency|histogram", -2, "admin noscript loading stale", tips=_LATENCY_TIPS,
+         group="server", since="7.0.0",
+         summary="Returns the cumulative distribution of latencies of a subset or all "
+                 "commands.",
+         complexity="O(N) where N is the number of commands with latency information "
+                    "being retrieved.",
+         args=(string("command", optional=True, multiple=True),))
+def latency_histogram(ctx, argv):
+    """LATENCY HISTOGRAM [command [command ...]]
+
+    A map from command name to its calls and latency buckets, for the named commands (or
+    all) that have a histogram. streamd keeps none (INFO latencystats is empty too), so
+    the map is empty, as Redis's is for commands it has no samples of; names are not
+    checked (Redis skips unknown ones)."""
+    return Map([])
+
+
 help_command("latency", "server", "2.8.13", (
     "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DOCTOR", "    Return a human readable latency analysis report.",
