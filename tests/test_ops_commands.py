@@ -175,13 +175,15 @@ def test_slowlog_get_default_count_is_ten(slowlog, call):
     assert len(entries(call)) == 14
 
 
-def test_slowlog_disabled_and_max_len(slowlog, call):
+def test_slowlog_disabled_and_max_len(slowlog, call, target):
     call("CONFIG", "SET", "slowlog-max-len", "2")
     call("PING")
     assert logged(call) == [[b"CONFIG", b"SET", b"slowlog-max-len", b"2"], [b"PING"]]
     assert call("SLOWLOG", "LEN") == 2
     call("CONFIG", "SET", "slowlog-max-len", "0")
-    assert call("SLOWLOG", "LEN") == 0
+    # 7.4 made a max length of 0 turn the log off (nothing added, nothing trimmed); 7.0
+    # still logged the CONFIG SET and trimmed to nothing.
+    assert call("SLOWLOG", "LEN") == (0 if target.version < (7, 4) else 2)
     call("CONFIG", "SET", "slowlog-max-len", "128", "slowlog-log-slower-than", "-1")
     call("SLOWLOG", "RESET")
     call("PING")
@@ -189,6 +191,35 @@ def test_slowlog_disabled_and_max_len(slowlog, call):
     call("CONFIG", "SET", "slowlog-log-slower-than", "10000000")
     call("PING")
     assert call("SLOWLOG", "LEN") == 0
+
+
+def test_slowlog_lowering_max_len_trims_at_once(slowlog, call):
+    # Redis trims the log after every command while it is on, logged or not: the CONFIG
+    # SET that lowers the length (or turns the log back on) trims it.
+    for _ in range(5):
+        call("PING")
+    call("CONFIG", "SET", "slowlog-log-slower-than", "100000000")
+    assert call("SLOWLOG", "LEN") == 6  # the fixture's SLOWLOG RESET and the PINGs
+    call("CONFIG", "SET", "slowlog-max-len", "5")
+    assert call("SLOWLOG", "LEN") == 5
+    call("CONFIG", "SET", "slowlog-log-slower-than", "-1", "slowlog-max-len", "3")
+    call("PING")
+    assert call("SLOWLOG", "LEN") == 5  # off: nothing trims
+    call("MULTI")
+    call("CONFIG", "SET", "slowlog-log-slower-than", "100000000")
+    call("SLOWLOG", "LEN")
+    assert call("EXEC") == [b"OK", 3]
+    assert logged(call) == [[b"PING"]] * 3
+
+
+@pytest.mark.min_redis("7.4")
+def test_slowlog_max_len_zero_turns_the_log_off(slowlog, call):
+    call("PING")
+    call("CONFIG", "SET", "slowlog-max-len", "0")
+    call("PING")
+    assert call("SLOWLOG", "LEN") == 2  # the SLOWLOG RESET and the PING, kept as they were
+    call("CONFIG", "SET", "slowlog-max-len", "1")
+    assert logged(call) == [[b"CONFIG", b"SET", b"slowlog-max-len", b"1"]]
 
 
 def test_slowlog_config_range(r):

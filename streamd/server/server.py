@@ -34,7 +34,7 @@ from ..store.keyspace import Keyspace, now_ms
 from ..store.stream import Stream
 from .client import Client
 from .pubsub import PubSub
-from .slowlog import SlowLog, threshold_ns
+from .slowlog import NEVER, SlowLog, threshold_ns
 from .tracking import Tracking
 from .writes import WriteScheduler
 
@@ -139,6 +139,11 @@ class Server:
     def config_changed(self) -> None:
         """Refresh what the dispatcher keeps of the configuration (after CONFIG SET)."""
         self.slow_ns = threshold_ns(self.config["slowlog-log-slower-than"])
+        # Redis trims the log at the end of every command while it is on, the CONFIG SET
+        # that lowered slowlog-max-len (or turned the log back on) included.
+        max_len = self.config["slowlog-max-len"]
+        if self.slow_ns != NEVER and max_len:
+            self.slowlog.trim(max_len)
 
     def reset_stats(self) -> None:
         self.stat_connections = 0

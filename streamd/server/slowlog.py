@@ -22,15 +22,21 @@ class SlowLog:
         self.next_id = 0  # SLOWLOG RESET empties the log but IDs keep counting, as in Redis
 
     def push(self, client, cmd, argv: list[bytes], usec: int, max_len: int) -> None:
-        # EXEC is flagged skip_slowlog: its commands are logged one by one instead.
-        if "skip_slowlog" in cmd.flags:
+        # EXEC is flagged skip_slowlog: its commands are logged one by one instead. A
+        # slowlog-max-len of 0 turns the log off as a negative threshold does (Redis 7.4+):
+        # nothing is added, and what is there stays.
+        if "skip_slowlog" in cmd.flags or not max_len:
             return
         self.entries.appendleft((self.next_id, int(time.time()), usec,
                                  slowlog_argv(cmd.name, argv), client.addr.encode(),
                                  client.name))
         self.next_id += 1
-        # Trimmed as entries come, as Redis does: lowering slowlog-max-len shortens the
-        # log at the next entry.
+        self.trim(max_len)
+
+    def trim(self, max_len: int) -> None:
+        """Keep the newest ``max_len`` entries. Redis trims after every command while the
+        log is on; only CONFIG SET can leave it too long, so streamd trims after pushes
+        and after CONFIG SET (``Server.config_changed``)."""
         while len(self.entries) > max_len:
             self.entries.pop()
 
