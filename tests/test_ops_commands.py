@@ -47,6 +47,15 @@ def test_wait_errors(r, args, error):
         r.execute_command("WAIT", *args)
 
 
+# WAIT reads its timeout as the blocking commands do: since Redis 7.2 (#11338) a deadline
+# past the clock's range is refused; 7.0.15 accepts it (and, asking for no replica,
+# answers 0 at once).
+@pytest.mark.min_redis("7.2")
+def test_wait_timeout_past_the_clock_range_is_refused(r):
+    with pytest.raises(redis.ResponseError, match="^timeout is out of range$"):
+        r.execute_command("WAIT", "0", str(2**63 - 1))
+
+
 def test_wait_inside_multi_does_not_block(raw):
     c = raw()
     for args, reply in ((("MULTI",), b"+OK\r\n"), (("WAIT", "1", "0"), b"+QUEUED\r\n"),
