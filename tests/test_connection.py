@@ -862,6 +862,21 @@ def test_monitor_shows_transactions_as_they_run(r, raw):
         (0, b'"MULTI"'), (0, b'"DISCARD"'), (0, _END)]
 
 
+def test_monitor_shows_an_exec_the_dispatcher_refused(r, raw):
+    # An EXEC refused before it runs (wrong arity, a RESP2 subscriber's) ends the
+    # transaction with EXECABORT, and Redis shows it to the monitors, within MULTI or not:
+    # they saw MULTI, and see the transaction end.
+    c = raw()
+    m = _monitoring(raw)
+    c.send(b"EXEC x\r\nMULTI\r\nEXEC a b\r\nSUBSCRIBE ch\r\nEXEC\r\nUNSUBSCRIBE\r\n")
+    replies = [c.read_reply() for _ in range(6)]
+    assert [replies[i].split(b":")[0] for i in (0, 2, 4)] == [
+        b"-EXECABORT Transaction discarded because of"] * 3
+    assert _args(_shown(m, c)) == [
+        b'"EXEC" "x"', b'"MULTI"', b'"EXEC" "a" "b"', b'"SUBSCRIBE" "ch"', b'"EXEC"',
+        b'"UNSUBSCRIBE"', _END]
+
+
 def test_monitor_shows_a_blocking_command_once_when_it_blocks(r, raw):
     b, c = raw(), raw()
     m = _monitoring(raw)

@@ -338,7 +338,7 @@ class Server:
             if len(argv) < 2:
                 if cmd.bare is None:
                     client.last_cmd = cmd.name
-                    return self._reject(client, E.wrong_arity(cmd.name), cmd)
+                    return self._reject(client, E.wrong_arity(cmd.name), cmd, argv)
                 cmd = cmd.bare
             else:
                 sub = cmd.subcommands.get(argv[1].lower())
@@ -350,21 +350,22 @@ class Server:
         client.last_cmd = cmd.name
         arity = cmd.arity
         if (len(argv) != arity) if arity > 0 else (len(argv) < -arity):
-            return self._reject(client, E.wrong_arity(cmd.name), cmd)
+            return self._reject(client, E.wrong_arity(cmd.name), cmd, argv)
         if client.special:  # not authenticated, inside MULTI, paused or a RESP2 subscriber
             if not client.authenticated and cmd.name not in _NO_AUTH:
-                return self._reject(client, E.NOAUTH, cmd)
+                return self._reject(client, E.NOAUTH, cmd, argv)
             if client.subscribed and client.resp == 2:
                 if cmd.name not in SUBSCRIBED_ALLOWED:
-                    return self._reject(client, E.subscribed_context(cmd.name), cmd)
+                    return self._reject(client, E.subscribed_context(cmd.name), cmd, argv)
                 if cmd.name == "ping":  # answered here: PING's own handler stays lean
                     client.tot_cmds += 1
                     client.now_ms = time_ns() // 1_000_000
                     return _Ran(cmd, self.call(client, cmd, argv, ping_subscribed))
             if client.multi is not None and "no_multi" in cmd.flags:  # SAVE, SHUTDOWN
-                return self._reject(client, E.NOT_IN_MULTI, cmd)
+                return self._reject(client, E.NOT_IN_MULTI, cmd, argv)
             if client.monitor and not _KEYSPACE_FLAGS.isdisjoint(cmd.flags):
-                return self._reject(client, "ERR Replica can't interact with the keyspace", cmd)
+                return self._reject(client, "ERR Replica can't interact with the keyspace",
+                                    cmd, argv)
             pause = self.pause_type
             if pause is not None and not client.monitor and (
                     pause == "all" or _held_by_write_pause(cmd) or (
@@ -494,11 +495,16 @@ class Server:
         self.stat_errors[code] = self.stat_errors.get(code, 0) + 1
         return ErrorReply(text)
 
-    def _reject(self, client: Client, text: str, cmd):
+    def _reject(self, client: Client, text: str, cmd, argv=None):
         if cmd is not None:
             cmd.rejected_calls += 1
             if cmd.name == "exec":
-                return self._error(exec_refused(client, text))
+                # Redis ends the transaction and, as it had shown MULTI, shows the monitors
+                # this EXEC although it did not run.
+                reply = self._error(exec_refused(client, text))
+                if self.monitors:
+                    self._show(client, cmd, argv)
+                return reply
         if client.multi is not None:
             client.multi_error = True
         return self._error(text)
