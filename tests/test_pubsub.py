@@ -443,6 +443,21 @@ def test_exec_reply_stays_whole_around_messages_to_itself(raw, r, target, resp):
     expect(c, b"+OK\r\n" + b"+QUEUED\r\n" * 4 + exec_reply)
 
 
+@pytest.mark.parametrize("resp", [2, 3])
+def test_ping_after_subscribe_in_the_same_transaction(raw, resp):
+    # The SUBSCRIBE has run when PING does: over RESP2 the PING answers as a subscriber's
+    # (a pong array), until an UNSUBSCRIBE later in the queue ends the subscriptions.
+    c = connect(raw, resp)
+    c.send(enc("MULTI") + enc("SUBSCRIBE", "a") + enc("PING") + enc("PING", "hi")
+           + enc("UNSUBSCRIBE") + enc("PING") + enc("EXEC"))
+    if resp == 2:
+        pings = b"*2\r\n$4\r\npong\r\n$0\r\n\r\n*2\r\n$4\r\npong\r\n$2\r\nhi\r\n"
+    else:
+        pings = b"+PONG\r\n$2\r\nhi\r\n"
+    expect(c, b"+OK\r\n" + b"+QUEUED\r\n" * 5 + b"*5\r\n" + push(resp, "subscribe", "a", 1)
+           + pings + push(resp, "unsubscribe", "a", 0) + b"+PONG\r\n")
+
+
 def test_keyspace_events_to_itself_follow_the_reply(raw, r, target):
     r.config_set("notify-keyspace-events", "KEA")
     try:

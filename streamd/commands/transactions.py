@@ -10,6 +10,7 @@ from ..protocol.encoder import to_bytes
 from ..protocol.replies import NULL_ARRAY, OK, Raw
 from . import errors as E
 from .errors import CommandError
+from .pubsub import ping_subscribed
 from .table import command, key
 
 
@@ -22,6 +23,14 @@ def multi(ctx, argv):
     ctx.multi = []
     ctx.multi_error = False
     return OK
+
+
+def _run_queued(ctx, call, cmd, qargv):
+    """One queued command. A PING after a SUBSCRIBE in the same transaction answers as a
+    RESP2 subscriber's does (the dispatcher gives that answer outside EXEC)."""
+    if cmd.name == "ping" and ctx.subscribed and ctx.resp == 2:
+        return call(ctx, cmd, qargv, ping_subscribed, show=True)
+    return call(ctx, cmd, qargv, show=True)
 
 
 def _end_multi(ctx) -> None:
@@ -72,7 +81,7 @@ def exec_(ctx, argv):
         # queued commands go to their handlers directly.
         resp = ctx.resp
         for cmd, qargv in queued:
-            replies.append(call(ctx, cmd, qargv, show=True))
+            replies.append(_run_queued(ctx, call, cmd, qargv))
             if ctx.resp != resp:
                 # HELLO switched the protocol: Redis wrote the replies before it in the
                 # one they were made in, HELLO's own and the later ones in the new one.
@@ -94,7 +103,7 @@ def _exec_filtered(ctx, queued: list, call) -> Raw:
     if not (ctx.reply_off or ctx.reply_skip):
         out += b"*%d\r\n" % len(queued)
     for cmd, qargv in queued:
-        reply = call(ctx, cmd, qargv, show=True)
+        reply = _run_queued(ctx, call, cmd, qargv)
         if not (ctx.reply_off or ctx.reply_skip):
             out += to_bytes(reply, ctx.resp)  # HELLO's own reply in its new protocol
     return Raw(bytes(out))
