@@ -1000,6 +1000,8 @@ def _replies_to(raw, *requests) -> bytes:
 
 
 _OFF, _ON, _SKIP = ("CLIENT", "REPLY", "OFF"), ("CLIENT", "REPLY", "ON"), ("CLIENT", "REPLY", "SKIP")
+_SUB = b"*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n"
+_UNSUB = b"*3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:0\r\n"
 
 
 @pytest.mark.parametrize("requests, replies", [
@@ -1032,6 +1034,13 @@ _OFF, _ON, _SKIP = ("CLIENT", "REPLY", "OFF"), ("CLIENT", "REPLY", "ON"), ("CLIE
     ([_OFF, ("MULTI",), ("SET", "a", "1"), _ON, ("SET", "a", "2"), ("EXEC",), ("PING", "p")],
      b"+OK\r\n+OK\r\n$1\r\np\r\n"),
     ([_OFF, ("MULTI",), ("SET", "a", "1"), ("EXEC",), _ON], b"+OK\r\n"),
+    # Subscription confirmations are pushes: they go out inside EXEC too, whatever the mode.
+    ([_OFF, ("MULTI",), ("SUBSCRIBE", "ch"), ("GET", "k"), ("EXEC",), ("UNSUBSCRIBE",), _ON],
+     _SUB + _UNSUB + b"+OK\r\n"),
+    ([("MULTI",), _OFF, ("SUBSCRIBE", "ch"), ("UNSUBSCRIBE", "ch"), _ON, ("EXEC",)],
+     b"+OK\r\n" + b"+QUEUED\r\n" * 4 + b"*4\r\n" + _SUB + _UNSUB + b"+OK\r\n"),
+    ([_SKIP, ("MULTI",), ("SUBSCRIBE", "ch"), ("EXEC",), ("UNSUBSCRIBE",)],
+     b"+QUEUED\r\n*1\r\n" + _SUB + _UNSUB),
     # RESET turns OFF off before it answers, but a SKIP in force still takes its reply.
     ([_OFF, ("RESET",), ("PING", "p")], b"+RESET\r\n$1\r\np\r\n"),
     ([_SKIP, ("RESET",), ("PING", "p")], b"$1\r\np\r\n"),

@@ -7,7 +7,7 @@ queue with the time frozen and blocking disabled, so blocking commands act non-b
 from __future__ import annotations
 
 from ..protocol.encoder import to_bytes
-from ..protocol.replies import NULL_ARRAY, OK, Raw
+from ..protocol.replies import NULL_ARRAY, OK, Raw, is_push
 from . import errors as E
 from .errors import CommandError
 from .pubsub import ping_subscribed
@@ -97,14 +97,15 @@ def exec_(ctx, argv):
 def _exec_filtered(ctx, queued: list, call) -> Raw:
     """EXEC for a client under CLIENT REPLY OFF|SKIP, or with CLIENT REPLY queued. Redis
     writes EXEC's array as it goes, each part only if the client takes replies at that
-    moment: the header when EXEC starts, each command's reply after that command. A mode
-    that changes midway leaves an array shorter than its header says, as in Redis."""
+    moment: the header when EXEC starts, each command's reply after that command (and
+    subscription confirmations, pushes, whatever the mode). A mode that changes midway
+    leaves an array shorter than its header says, as in Redis."""
     out = bytearray()
     if not (ctx.reply_off or ctx.reply_skip):
         out += b"*%d\r\n" % len(queued)
     for cmd, qargv in queued:
         reply = _run_queued(ctx, call, cmd, qargv)
-        if not (ctx.reply_off or ctx.reply_skip):
+        if not (ctx.reply_off or ctx.reply_skip) or is_push(reply):
             out += to_bytes(reply, ctx.resp)  # HELLO's own reply in its new protocol
     return Raw(bytes(out))
 

@@ -114,6 +114,12 @@ class Replies:
         self.items = items
 
 
+def is_push(reply) -> bool:
+    """(P|S)(UN)SUBSCRIBE's confirmations: pushes, which CLIENT REPLY OFF|SKIP lets through
+    (since Redis 7.2, and in 7.0.15), inside EXEC too."""
+    return type(reply) is Replies and all(type(r) is Push for r in reply.items)
+
+
 class Raw:
     """Bytes already encoded as RESP, identical in both protocol versions."""
 

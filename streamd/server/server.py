@@ -29,7 +29,7 @@ from ..config import Config
 from ..idmp import IdmpRegistry
 from ..protocol.encoder import encode, encode_each, quoted
 from ..protocol.reader import unauthenticated_refusal
-from ..protocol.replies import NULL_ARRAY, QUEUED as _QUEUED, ErrorReply, Push, Raw, Replies
+from ..protocol.replies import NULL_ARRAY, QUEUED as _QUEUED, ErrorReply, Raw, is_push
 from ..store.keyspace import Keyspace, now_ms
 from ..store.stream import Stream
 from .client import Client
@@ -69,12 +69,6 @@ class _Ran:
 
     def __init__(self, cmd, reply):
         self.cmd, self.reply = cmd, reply
-
-
-def _is_push(reply) -> bool:
-    """(P|S)(UN)SUBSCRIBE's confirmations: pushes, which CLIENT REPLY OFF|SKIP lets through
-    (since Redis 7.2, and in 7.0.15)."""
-    return type(reply) is Replies and all(type(r) is Push for r in reply.items)
 
 
 _METRIC_SAMPLES = 16
@@ -418,7 +412,7 @@ class Server:
         but for subscription confirmations (pushes) and EXEC's own filtered array; then
         the monitors see the command; then a SKIP moves on, as Redis's resetClient does
         after every request."""
-        if (client.reply_off or client.reply_skip) and not _is_push(reply) and not (
+        if (client.reply_off or client.reply_skip) and not is_push(reply) and not (
                 cmd is not None and cmd.name == "exec" and type(reply) is Raw):
             del client._out[client.reply_mark:]
         if cmd is not None and self.monitors:
