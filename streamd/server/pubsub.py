@@ -117,8 +117,7 @@ class PubSub:
 
     def _deliver(self, subs: dict, items: list) -> int:
         encoded: dict[int, bytes] = {}  # resp version -> the message, encoded once
-        writes = self._writes
-        hard, soft, seconds = self._config["client-output-buffer-limit"].limits["pubsub"]
+        limits = self._config["client-output-buffer-limit"].limits["pubsub"]
         running = self.running
         for client in list(subs):
             if client.closing:
@@ -131,17 +130,27 @@ class PubSub:
             if client is running:
                 client.held_pushes += data  # after the reply (see the module doc)
                 continue
-            out = client._out
-            flush_due = not out  # a non-empty buffer already has its write coming
-            out += data
-            if flush_due:
-                if writes.loop is None:
-                    client.flush()
-                else:
-                    writes.queue(client)
-            if (hard or soft) and self.over_limit(client, hard, soft, seconds):
-                self.close_overflowing(client)
+            self.send_out(client, data, limits)
         return len(subs)
+
+    def send_out(self, client, data, limits: tuple, flush: bool = True) -> None:
+        """Append ``data``, a message rather than a reply (a pub/sub message, a MONITOR
+        line, an invalidation), to ``client``'s output buffer. Its write comes with the
+        other clients' at the end of this loop iteration (at once without a loop), unless
+        ``flush`` is false (the buffer holds the running command's reply, written anyway);
+        a client over ``limits`` (hard, soft, seconds) is closed."""
+        out = client._out
+        flush_due = flush and not out  # a non-empty buffer already has its write coming
+        out += data
+        if flush_due:
+            writes = self._writes
+            if writes.loop is None:
+                client.flush()
+            else:
+                writes.queue(client)
+        hard, soft, seconds = limits
+        if (hard or soft) and self.over_limit(client, hard, soft, seconds):
+            self.close_overflowing(client)
 
     @staticmethod
     def over_limit(client, hard: int, soft: int, seconds: int) -> bool:

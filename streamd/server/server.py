@@ -453,26 +453,17 @@ class Server:
         line = b"+%d.%06d [%d %s] %s\r\n" % (
             now // 1_000_000, now % 1_000_000, client.db.index, client.addr.encode(),
             b" ".join([quoted(a) for a in argv]))
-        writes = self.writes
-        pubsub = self.pubsub
+        send_out = self.pubsub.send_out
         # Redis counts a monitor as a normal client for client-output-buffer-limit (its
         # normal class is unlimited by default); the limit is checked as lines arrive.
-        hard, soft, seconds = self.config["client-output-buffer-limit"].limits["normal"]
+        limits = self.config["client-output-buffer-limit"].limits["normal"]
         for monitor in list(self.monitors):
             # A monitor being closed gets nothing more, nor one under CLIENT REPLY OFF|SKIP
             # (the lines are replies, not pushes).
             if monitor.closing or monitor.reply_off or monitor.reply_skip:
                 continue
-            out = monitor._out
-            flush_due = not out  # a non-empty buffer already has its write coming
-            out += line
-            if flush_due and monitor is not client:
-                if writes.loop is None:
-                    monitor.flush()
-                else:
-                    writes.queue(monitor)
-            if (hard or soft) and pubsub.over_limit(monitor, hard, soft, seconds):
-                pubsub.close_overflowing(monitor)
+            # A monitor's own command: the line follows the reply, written with it.
+            send_out(monitor, line, limits, flush=monitor is not client)
 
     def _failed(self, cmd, argv, exc: Exception) -> ErrorReply:
         """The reply to a handler that raised: its error text, or, for a bug in the

@@ -280,16 +280,6 @@ class Tracking:
         if client is self.pubsub.running:
             client.held_pushes += data  # after the running command's reply
             return
-        out = client._out
-        flush_due = not out  # a non-empty buffer already has its write coming
-        out += data
-        if flush_due:
-            writes = self.server.writes
-            if writes.loop is None:
-                client.flush()
-            else:
-                writes.queue(client)
         kind = "pubsub" if client.subscribed else "normal"
-        hard, soft, seconds = self.server.config["client-output-buffer-limit"].limits[kind]
-        if (hard or soft) and self.pubsub.over_limit(client, hard, soft, seconds):
-            self.pubsub.close_overflowing(client)
+        self.pubsub.send_out(client, data,
+                             self.server.config["client-output-buffer-limit"].limits[kind])
