@@ -16,6 +16,6 @@ Use::
 
 from .autoiid import auto_iid
 from .registry import IdmpRegistry
-from .state import IdmpConflict, IdmpState, Producer
+from .state import IdmpConflict, IdmpState
 
-__all__ = ["IdmpConflict", "IdmpRegistry", "IdmpState", "Producer", "auto_iid"]
+__all__ = ["IdmpConflict", "IdmpRegistry", "IdmpState", "auto_iid"]

@@ -23,48 +23,6 @@ class IdmpConflict(Exception):
         self.existing = existing  # the stream id the pair is already mapped to
 
 
-class Producer:
-    """One producer's records.
-
-    ``ids`` answers "seen this iid?" and holds the one reference to each record's stream
-    id; ``order`` holds the same iid objects oldest-first (values are ``None``, so a record
-    costs no object beyond the iid bytes and the sid int). Invariants: both have exactly the
-    same keys; ``len(ids) <= maxsize`` of the owning state; never empty while in the state.
-    """
-
-    __slots__ = ("ids", "order")
-
-    def __init__(self):
-        self.ids: dict[bytes, int] = {}  # iid -> stream id it produced
-        self.order: OrderedDict[bytes, None] = OrderedDict()  # iids, insertion order
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def head_sid(self) -> int:
-        """Stream id of the oldest record (the producer is never empty)."""
-        return self.ids[next(iter(self.order))]
-
-    def items(self):
-        """(iid, sid) pairs, oldest first."""
-        ids = self.ids
-        return [(iid, ids[iid]) for iid in self.order]
-
-    def _add(self, iid: bytes, sid: int) -> None:
-        self.ids[iid] = sid
-        self.order[iid] = None
-
-    def _pop_oldest(self) -> int:
-        iid, _ = self.order.popitem(last=False)
-        return self.ids.pop(iid)
-
-    def _copy(self) -> "Producer":
-        p = Producer.__new__(Producer)
-        p.ids = self.ids.copy()
-        p.order = self.order.copy()
-        return p
-
-
 class IdmpState:
     """IDMP state of one stream.
 
@@ -78,7 +36,10 @@ class IdmpState:
     def __init__(self, duration: int, maxsize: int, registry=None):
         self.duration = duration  # seconds a record lives, measured from its sid's ms (>= 1)
         self.maxsize = maxsize  # most records one producer keeps; oldest evicted first (>= 1)
-        self.producers: dict[bytes, Producer] = {}  # pid -> producer; no empty producers
+        # pid -> that producer's records, iid -> the stream id it produced, oldest first: the
+        # index and the insertion order live in one OrderedDict, so a record costs one table
+        # entry and one order node beyond the iid bytes and the sid int. None is empty.
+        self.producers: dict[bytes, OrderedDict[bytes, int]] = {}
         self.iids_added = 0  # lifetime count of records added by appends; survives clearing
         self.iids_duplicates = 0  # lifetime count of duplicate lookups; survives clearing
         self._tracked = 0  # sum of len(producer) over producers (iids_tracked in O(1))
@@ -108,7 +69,7 @@ class IdmpState:
         p = self.producers.get(pid)
         if p is None:
             return None
-        sid = p.ids.get(iid)
+        sid = p.get(iid)
         if sid is not None:
             self.iids_duplicates += 1
         return sid
@@ -121,11 +82,11 @@ class IdmpState:
         The producer is created here, not at lookup, so a failed append leaves nothing.
         """
         p = self.producers.get(pid)
-        if p is not None and iid in p.ids:
+        if p is not None and iid in p:
             # A known iid (not reached through XADD, where lookup came first): keep the
             # invariants anyway; the pair is re-recorded as the newest.
-            p.ids[iid] = sid
-            p.order.move_to_end(iid)
+            p[iid] = sid
+            p.move_to_end(iid)
             self.iids_added += 1
         else:
             self.claim(pid, iid, sid)
@@ -139,19 +100,15 @@ class IdmpState:
         # Hot path of every pipelined IDMP XADD: attribute lookups and calls kept minimal.
         p = self.producers.get(pid)
         if p is None:
-            p = self.producers[pid] = Producer()
-            ids, order = p.ids, p.order
+            p = self.producers[pid] = OrderedDict()
         else:
-            ids = p.ids
-            dup = ids.get(iid)
+            dup = p.get(iid)
             if dup is not None:
                 self.iids_duplicates += 1
                 return dup
-            order = p.order
-        ids[iid] = sid
-        order[iid] = None
-        if len(ids) > self.maxsize:
-            del ids[order.popitem(last=False)[0]]  # the single oldest record
+        p[iid] = sid
+        if len(p) > self.maxsize:
+            p.popitem(False)  # the single oldest record
         else:
             self._tracked += 1
         self.iids_added += 1
@@ -169,17 +126,17 @@ class IdmpState:
         """
         p = self.producers.get(pid)
         if p is not None:
-            existing = p.ids.get(iid)
+            existing = p.get(iid)
             if existing is not None:
                 if existing != sid:
                     raise IdmpConflict(existing)
                 return False
         else:
-            p = self.producers[pid] = Producer()
-        p._add(iid, sid)
+            p = self.producers[pid] = OrderedDict()
+        p[iid] = sid
         self._tracked += 1
-        if len(p.ids) > self.maxsize:
-            p._pop_oldest()
+        if len(p) > self.maxsize:
+            p.popitem(False)
             self._tracked -= 1
         self._schedule_for(sid)
         return True
@@ -223,18 +180,16 @@ class IdmpState:
         producers = self.producers
         for pid in list(producers):
             p = producers[pid]
-            order, ids = p.order, p.ids
-            while order:
-                iid = next(iter(order))
-                ms = ids[iid] >> 64
+            while p:
+                iid = next(iter(p))
+                ms = p[iid] >> 64
                 if ms > cutoff:
                     if next_head_ms is None or ms < next_head_ms:
                         next_head_ms = ms
                     break
-                order.popitem(last=False)
-                del ids[iid]
+                p.popitem(False)
                 removed += 1
-            if not order:
+            if not p:
                 del producers[pid]
         self._tracked -= removed
         if next_head_ms is None:
@@ -260,7 +215,7 @@ class IdmpState:
     def copy(self) -> "IdmpState":
         """An independent copy (COPY command), registered with the same registry."""
         c = IdmpState(self.duration, self.maxsize, self._registry)
-        c.producers = {pid: p._copy() for pid, p in self.producers.items()}
+        c.producers = {pid: p.copy() for pid, p in self.producers.items()}
         c.iids_added = self.iids_added
         c.iids_duplicates = self.iids_duplicates
         c._tracked = self._tracked
