@@ -2,10 +2,11 @@
 the requests, and the protocol error, that the exact pure-Python parser finds in the whole
 stream at once.
 
-The reader takes hiredis's parse and accounts for the bytes by the requests' sizes; the
-streams here mix valid requests (multibulk, inline, empty) with elements hiredis also
-parses but Redis refuses, such as simple strings, verbatim strings and big numbers, which
-hiredis returns as plain bytes.
+The reader takes hiredis's parse; it trusts a read that ends on a request boundary and
+otherwise accounts for the bytes by the requests' sizes. The streams here mix valid
+requests (multibulk, inline, empty) with elements hiredis also parses but Redis refuses,
+such as simple strings, verbatim strings and big numbers, which hiredis returns as plain
+bytes.
 """
 
 from __future__ import annotations
@@ -103,3 +104,17 @@ def test_any_split_reads_what_the_exact_parser_reads(seed):
         else:
             cuts = sorted(rnd.sample(range(1, len(data)), min(rnd.randrange(6), len(data) - 1)))
         assert _split(data, cuts, auth) == _whole(data, auth), (data, cuts, auth)
+
+
+@pytest.mark.parametrize("bad", [b":1\r\n", b"+OK\r\n", b"*1\r\n$1\r\na\r\n"])
+def test_a_read_ending_inside_a_request_on_an_element_boundary(bad):
+    # The first read ends right after a complete element of an unfinished request: hiredis
+    # has then consumed every byte, as it has at a request boundary. The reader must still
+    # know that request started in this read, so that the exact parser re-reads it from
+    # its '*' when the next read brings an element Redis refuses.
+    head = b"*1\r\n$4\r\nPING\r\n*3\r\n$4\r\nECHO\r\n"
+    data = head + bad + b"$1\r\nx\r\n"
+    expected = _whole(data, False)
+    assert expected[1] is not None  # Redis refuses it
+    assert _split(data, [len(head)], False) == expected
+    assert _split(data, [len(head), len(head) + 2], False) == expected

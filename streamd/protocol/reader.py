@@ -434,7 +434,7 @@ class RequestReader:
             _SUSPECT_SEARCH(data) is not None if len(data) < 128 else
             data.find(_PLUS) >= 0 or data.find(_PAREN) >= 0 or data.find(_EQUALS) >= 0)
         extra = 0  # bytes of '*0' / '*-1', which yield no request
-        gets, put = hi.gets, out.append
+        gets, put, more = hi.gets, out.append, hi.has_data
         try:
             while True:
                 req = gets()
@@ -448,6 +448,31 @@ class RequestReader:
                     extra += 5  # '*-1\r\n'
                 else:
                     raise ValueError("not a request")
+                if not more():
+                    # A request just ended on the last byte hiredis holds: the buffer ends
+                    # on a request boundary, so no byte accounting is needed (asked after
+                    # the last request, not after gets() says False: by then hiredis may
+                    # have swallowed a partial request's complete elements).
+                    new = out[start:] if start else out
+                    # Prove each element a bulk string, not one of the integers, nested
+                    # arrays, nulls and errors hiredis also parses (its strict lengths
+                    # leave no other way to differ from Redis's parse): bytes.join takes
+                    # only bytes-like objects, and hiredis gives no other kind.
+                    if len(new) == 1:
+                        for arg in new[0]:
+                            if type(arg) is not bytes:
+                                raise TypeError
+                    elif new:
+                        b"".join(_chain(new))
+                    if suspect and new and (extra or not _canonical(
+                            new, data if len(chunks) == 1
+                            else b"".join(chunks)[self._consumed:])):
+                        # '+x', '(1' or '=...' elements, which hiredis also gives as bytes
+                        raise ValueError("not a request")
+                    chunks.clear()
+                    self._fed = self._consumed = self._need = 0
+                    self._suspect = False
+                    return out
             new = out[start:] if start else out
             try:
                 # Size the requests and prove each element a bulk string, not one of the
