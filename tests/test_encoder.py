@@ -123,3 +123,40 @@ def test_encode_each_equals_one_encode_per_value(resp):
 def test_more_reply_values(value, resp2, resp3):
     assert to_bytes(value, 2) == resp2
     assert to_bytes(value, 3) == resp3
+
+
+def _span(entries: list, names: tuple, j: int, stop: int, reverse: bool, buffer=bytes):
+    """A span over arrays holding ``entries`` ((ms, seq, values) each), as a node keeps
+    them: ms and seq arrays, the values concatenated, their cumulative end offsets."""
+    from array import array
+
+    ms = array("Q", [m for m, _, _ in entries])
+    seq = array("Q", [q for _, q, _ in entries])
+    data, offs = bytearray(), array("I")
+    for _, _, values in entries:
+        for v in values:
+            data += v
+            offs.append(len(data))
+    return (ms, seq, names, buffer(data), offs, j, stop, reverse)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("buffer", [bytes, bytearray])  # a sealed node's, the tail's
+def test_spans_encode_like_nested_arrays(reverse, buffer):
+    # Spans start and stop inside the arrays; one field, three, none; values of 0, 1024+
+    # bytes; sequence 0 and not; the growing buffer of a tail node.
+    one = [(1, 0, [b"a"]), (2, 3, [b""]), (3, 0, [b"c" * 1100]), (4, 9, [b"d"])]
+    three = [(5, 0, [b"1", b"2", b"3"]), (6, 1, [b"4", b"", b"6" * 1030]), (7, 0, [b"7", b"8", b"9"])]
+    none = [(8, 0, []), (9, 2, [])]
+    many = [(10 + i, i % 3, [b"w%d" % i]) for i in range(60)]  # long spans take zip
+    cases = [(one, (b"f",), 1, 4), (one, (b"f",), 0, 2), (three, (b"x", b"yy", b"zzz"), 1, 3),
+             (many, (b"f",), 3, 57), (many, (b"f",), 0, 60),
+             (three, (b"x", b"yy", b"zzz"), 0, 1), (none, (), 0, 2), (one, (b"f",), 2, 2)]
+    for entries, names, j, stop in cases:
+        chosen = entries[j:stop][::-1] if reverse else entries[j:stop]
+        want = [[b"%d-%d" % (m, q), [x for pair in zip(names, vals) for x in pair]]
+                for m, q, vals in chosen]
+        span = _span(entries, names, j, stop, reverse, buffer)
+        for resp in (2, 3):
+            got = to_bytes(Entries([(b"0-1", [b"k", b"v"]), span], len(want) + 1), resp)
+            assert got == to_bytes([[b"0-1", [b"k", b"v"]]] + want, resp), (names, j, stop)

@@ -445,3 +445,32 @@ def test_hello_inside_exec_switches_the_protocol_from_its_own_reply_on(raw, r, b
     reply = c.read_reply()
     assert reply.startswith(b"*4\r\n" + hgetall[before] + hello_head[after])
     assert reply.endswith(hgetall[after] + nil[after])
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_stream_reads_in_exec_show_the_entries_as_they_were_read(r, s, protocol):
+    # Each read's reply is what the stream held when it ran, though EXEC's replies go out
+    # together after the later commands changed the same node: appended to it, deleted and
+    # trimmed entries in it, sealed it by filling it up.
+    r.config_set("stream-node-max-entries", "4")
+    try:
+        for i in range(1, 4):
+            r.xadd("s", {"f": "v%d" % i}, id="%d-0" % i)
+        c = s(protocol)
+        assert c("MULTI") == b"OK"
+        queued = [("XRANGE", "s", "-", "+"), ("XREVRANGE", "s", "+", "-", "COUNT", "2"),
+                  ("XREAD", "STREAMS", "s", "1-0"), ("XADD", "s", "4-0", "f", "v4"),
+                  ("XDEL", "s", "2-0"), ("XADD", "s", "5-0", "f", "v5"),
+                  ("XTRIM", "s", "MAXLEN", "1"), ("XRANGE", "s", "-", "+")]
+        for cmd in queued:
+            assert c(*cmd) == b"QUEUED"
+        got = c("EXEC")
+    finally:
+        r.config_set("stream-node-max-entries", "100")
+    entries = [[b"%d-0" % i, [b"f", b"v%d" % i]] for i in range(1, 6)]
+    assert got[0] == entries[:3]
+    assert got[1] == [entries[2], entries[1]]
+    streams = got[2] if protocol == 2 else list(got[2].items())
+    assert [tuple(x) for x in streams] == [(b"s", entries[1:3])]
+    assert got[3:7] == [b"4-0", 1, b"5-0", 3]
+    assert got[7] == [entries[4]]

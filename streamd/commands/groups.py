@@ -14,7 +14,7 @@ from itertools import islice
 from ..protocol.replies import NULL_ARRAY, OK, Map
 from ..store.groups import UNKNOWN, ConsumerGroup, is_referenced, drop_references
 from ..store.keyspace import EV_STREAM
-from ..store.stream import Stream
+from ..store.stream import Stream, run_ids
 from ..store.streamid import MAX_ID, format_id, parse_id
 from . import errors as E
 from .args import LLONG_MAX, parse_int
@@ -375,7 +375,8 @@ def xreadgroup(ctx, argv):
                 entries += [[format_id(sid), fields, 0, 0] for sid, fields in new]
             else:
                 runs = s.runs(g.last_id + 1, MAX_ID, room)
-                sids = [(m << 64) | q for run in runs for m, q in zip(run[0], run[1])]
+                sids = (run_ids(runs[0]) if len(runs) == 1
+                        else [sid for run in runs for sid in run_ids(run)])
                 entries = runs_reply(runs)
             g.deliver_new(s, consumer, sids, now, a.noack)
             if sids and not a.noack:

@@ -13,7 +13,7 @@ from ..idmp import IdmpState, auto_iid
 from ..protocol.replies import NULL_ARRAY, OK, Entries, Map
 from ..store.groups import drop_references, is_referenced
 from ..store.keyspace import EV_STREAM
-from ..store.stream import LISTPACK_MAX_SIZE, Stream, entry_too_large
+from ..store.stream import LISTPACK_MAX_SIZE, Stream, entry_too_large, run_len
 from ..store.streamid import MAX_ID, SMALL_SEQ, U64, auto_seq_ms, format_id, parse_id
 from . import errors as E
 from .args import parse_int, parse_timeout_ms
@@ -79,7 +79,7 @@ def entries_reply(pairs) -> Entries:
 
 def runs_reply(runs: list) -> Entries:
     """The runs of ``Stream.runs`` as the entries array of a stream read."""
-    return Entries(runs, sum([len(run[0]) for run in runs]))
+    return Entries(runs, sum(map(run_len, runs)))
 
 
 def default_trim_limit(ctx) -> int:

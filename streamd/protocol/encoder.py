@@ -125,6 +125,72 @@ def _encode_run(run: tuple, out: bytearray) -> None:
         out += _CRLF
 
 
+def _encode_span(span: tuple, out: bytearray) -> None:
+    """Entries given as a span (see ``Entries``): read straight from the arrays and the
+    buffer, each value sliced once, on its way into ``out``."""
+    ms, seq, names, data, offs, j, stop, reverse = span
+    if j >= stop:
+        return
+    mid, heads = _names_parts(names)
+    n = len(names)
+    hdr = _ID_HDR
+    if n == 1 and not reverse:
+        # The usual read: one field, oldest first; slot k's value ends at offs[k].
+        a = offs[j - 1] if j else 0
+        if stop - j > 24:
+            # Past a few dozen entries, copying out the three slices and zipping them
+            # beats indexing each array per entry (10 % at 100; it loses 30 % at 1).
+            for m, s, b in zip(ms[j:stop], seq[j:stop], offs[j:stop]):
+                sid = b"%d-%d" % (m, s) if s else b"%d-0" % m
+                out += hdr[len(sid)]
+                hdr = _CRLF_ID_HDR
+                out += sid
+                out += mid
+                size = b - a
+                out += _BULK_HDR[size] if size < 1024 else b"$%d\r\n" % size
+                out += data[a:b]
+                a = b
+            out += _CRLF
+            return
+        for k in range(j, stop):
+            s = seq[k]
+            sid = b"%d-%d" % (ms[k], s) if s else b"%d-0" % ms[k]
+            out += hdr[len(sid)]
+            hdr = _CRLF_ID_HDR
+            out += sid
+            out += mid
+            b = offs[k]
+            size = b - a
+            out += _BULK_HDR[size] if size < 1024 else b"$%d\r\n" % size
+            out += data[a:b]
+            a = b
+        out += _CRLF
+        return
+    for k in (range(stop - 1, j - 1, -1) if reverse else range(j, stop)):
+        s = seq[k]
+        sid = b"%d-%d" % (ms[k], s) if s else b"%d-0" % ms[k]
+        out += hdr[len(sid)]
+        hdr = _CRLF_ID_HDR
+        out += sid
+        out += mid
+        if n:
+            v = k * n
+            a = offs[v - 1] if v else 0
+            b = offs[v]
+            size = b - a
+            out += _BULK_HDR[size] if size < 1024 else b"$%d\r\n" % size
+            out += data[a:b]
+            for head in heads or ():
+                a = b
+                v += 1
+                b = offs[v]
+                out += head
+                size = b - a
+                out += _BULK_HDR[size] if size < 1024 else b"$%d\r\n" % size
+                out += data[a:b]
+    out += _CRLF
+
+
 def encode(value, out: bytearray, resp: int = 2) -> None:
     """Append the RESP encoding of ``value`` to ``out``."""
     t = type(value)
@@ -141,13 +207,16 @@ def encode(value, out: bytearray, resp: int = 2) -> None:
         n = value.count
         out += _ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n
         for item in value.items:
-            if len(item) == 2:
+            size = len(item)
+            if size == 2:
                 sid, fields = item
                 out += _ENTRY_HDR
                 out += _BULK_HDR[len(sid)]  # an ID is at most 41 bytes
                 out += sid
                 out += _CRLF
                 encode(fields, out, resp)  # a flat array of bulk strings, or a null
+            elif size == 8:
+                _encode_span(item, out)
             else:
                 _encode_run(item, out)
     elif t is int:

@@ -102,6 +102,67 @@ def _str_size(b: bytes) -> int:
     return enc + _backlen(enc)
 
 
+# --- runs: the compact form of a read --------------------------------------------------------
+#
+# A read returns runs of consecutive entries (in reply order) that share their field names:
+#   * ``(ms, seq, names, values)``: IDs ``ms[i]-seq[i]``, ``len(names)`` values per entry in
+#     the flat list ``values``;
+#   * a span ``(ms, seq, names, data, offs, j, stop, reverse)``: slots ``j .. stop-1`` of a
+#     node's own arrays, newest first if ``reverse``; slot k's i-th value is
+#     ``data[offs[v - 1]:offs[v]]`` with ``v = k * len(names) + i`` (``offs[-1]`` read as 0
+#     for v == 0). Nothing is copied: a node only ever appends to these arrays and buffer
+#     (sealing, trimming and deleting replace or flag, never rewrite), so a span keeps
+#     showing the entries as they were read.
+
+def run_len(run: tuple) -> int:
+    """Number of entries in a run or span."""
+    return len(run[0]) if len(run) == 4 else run[6] - run[5]
+
+
+def run_ids(run: tuple) -> list[int]:
+    """The entry IDs of a run or span, in its order."""
+    if len(run) == 4:
+        return [(m << 64) | q for m, q in zip(run[0], run[1])]
+    ms, seq, _, _, _, j, stop, reverse = run
+    ids = [(m << 64) | q for m, q in zip(ms[j:stop], seq[j:stop])]
+    if reverse:
+        ids.reverse()
+    return ids
+
+
+def run_entries(run: tuple) -> list:
+    """The entries of a run or span as ``(id, [field, value, ...])`` pairs, in its order."""
+    if len(run) == 4:
+        ms, seq, names, values = run
+        ids = [(m << 64) | q for m, q in zip(ms, seq)]
+    else:
+        ms, seq, names, data, offs, j, stop, reverse = run
+        n = len(names)
+        ends = offs[j * n:stop * n]
+        a = offs[j * n - 1] if j * n else 0
+        values = []
+        for b in ends:
+            values.append(bytes(data[a:b]))
+            a = b
+        ids = [(m << 64) | q for m, q in zip(ms[j:stop], seq[j:stop])]
+        if reverse:
+            ids.reverse()
+            values = [v for at in range(len(values) - n, -1, -n) for v in values[at:at + n]]
+    n = len(names)
+    if n == 1:
+        name = names[0]
+        return [(sid, [name, v]) for sid, v in zip(ids, values)]
+    out = []
+    at = 0
+    for sid in ids:
+        fields = [None] * (2 * n)
+        fields[0::2] = names
+        fields[1::2] = values[at:at + n]
+        out.append((sid, fields))
+        at += n
+    return out
+
+
 # --- nodes ---------------------------------------------------------------------------------
 
 class _Node:
@@ -212,16 +273,14 @@ class _Node:
 
     def runs(self, j: int, stop: int, left: int, out: list) -> int:
         """Append to ``out`` the live slots of ``j .. stop-1``, at most ``left`` of them (< 0:
-        all), as runs ``(ms, seq, names, values)`` of consecutive slots that share field
+        all), as runs or a span (see "runs" above) of consecutive slots that share field
         names; returns how many entries were added."""
         master, dead, odd = self.master, self.dead, self.odd
         if dead is None and odd is None:
-            # The usual node: one run, values contiguous from slot j on.
+            # The usual node: one span over its arrays, nothing copied (see ``run_ids``).
             if 0 < left < stop - j:
                 stop = j + left
-            n = len(master)
-            out.append((self.ms[j:stop], self.seq[j:stop], master,
-                        self.values(j * n, stop * n)))
+            out.append((self.ms, self.seq, master, self.data, self.offs, j, stop, False))
             return stop - j
         added = 0
         k = j
@@ -247,13 +306,7 @@ class _Node:
         if dead is None and self.odd is None:
             if 0 < left < stop - j:
                 j = stop - left
-            n = len(master)
-            values = self.values(j * n, stop * n)
-            if n == 1:
-                values.reverse()
-            else:  # entries newest first, each entry's values in field order
-                values = [v for at in range(len(values) - n, -1, -n) for v in values[at:at + n]]
-            out.append((self.ms[j:stop][::-1], self.seq[j:stop][::-1], master, values))
+            out.append((self.ms, self.seq, master, self.data, self.offs, j, stop, True))
             return stop - j
         # Tombstones or odd schemas (rare): one run per live slot.
         added = 0
@@ -695,10 +748,8 @@ class Stream:
 
     def runs(self, start: int, end: int, count: int = -1, reverse: bool = False) -> list:
         """Live entries with start <= id <= end, ascending unless ``reverse``, at most
-        ``count`` (-1 = all), as runs ``(ms, seq, names, values)``: consecutive entries (in
-        reply order) with IDs ``ms[i]-seq[i]`` that share the field names ``names``,
-        ``len(names)`` values per entry in ``values``. The compact form of a read, for
-        replies built straight from it."""
+        ``count`` (-1 = all), as runs and spans (see "runs" above): the compact form of a
+        read, for replies built straight from it."""
         out: list = []
         nodes = self._nodes
         if start > end or count == 0 or not nodes:
@@ -749,19 +800,8 @@ class Stream:
         """Live entries with start <= id <= end as (id, fields), ascending unless reverse;
         at most ``count`` (-1 = unlimited)."""
         out: list = []
-        for ms, seq, names, values in self.runs(start, end, count, reverse):
-            n = len(names)
-            if n == 1:
-                name = names[0]
-                out += [((m << 64) | q, [name, v]) for m, q, v in zip(ms, seq, values)]
-            else:
-                at = 0
-                for m, q in zip(ms, seq):
-                    fields = [None] * (2 * n)
-                    fields[0::2] = names
-                    fields[1::2] = values[at:at + n]
-                    out.append(((m << 64) | q, fields))
-                    at += n
+        for run in self.runs(start, end, count, reverse):
+            out += run_entries(run)
         return out
 
     # --- whole-value operations ------------------------------------------------------------
