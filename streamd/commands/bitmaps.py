@@ -2,8 +2,8 @@
 
 Applications keep dedup flags in bitmaps that can be megabytes long, so every scan works on
 whole slices in C (``int.from_bytes`` / ``int.bit_count`` / ``bytes.translate``), never bit
-by bit in Python. Strings stay immutable ``bytes``: a write copies the value once into a
-``bytearray``, edits it there and stores the result.
+by bit in Python. A write edits the string in place once it is a ``keyutil.StrBuf`` (the
+first write makes it one), so setting one bit of a large bitmap costs O(1), as in Redis.
 """
 
 from __future__ import annotations
@@ -49,14 +49,14 @@ def _bit_offset(ctx, arg: bytes, bits: int = 0) -> int:
 
 def _string(db, k: bytes):
     """The string at ``k``, ``None`` if absent; WRONGTYPE for another type."""
-    return K.lookup(db, k, bytes)
+    return K.lookup(db, k, K.STRING)
 
 
-def _make_raw(db, k: bytes, value: bytes) -> None:
+def _make_raw(db, k: bytes, value) -> None:
     """Redis unshares the string before a bit write, which leaves it raw even when no bit
     changes; that edit is not signalled."""
     if type(value) is not K.RawStr:
-        db.put_unsignalled(k, K.RawStr(value))
+        K.own_buffer(db, k, value)
 
 
 # --- SETBIT / GETBIT ---------------------------------------------------------------------
@@ -78,9 +78,9 @@ def setbit(ctx, argv):
     value = _string(db, k)
     byte, shift = offset >> 3, 7 - (offset & 7)
     if value is None:
-        new = bytearray(byte + 1)
+        new = K.StrBuf(byte + 1)
         new[byte] = on << shift
-        db.add(k, K.RawStr(new))
+        db.add(k, new)
         db.notify(EV_STRING, b"setbit", k)
         return 0
     grows = byte >= len(value)
@@ -88,11 +88,11 @@ def setbit(ctx, argv):
     if not grows and old == on:
         _make_raw(db, k, value)  # nothing changed: no event, no dirty, WATCH untouched
         return old
-    new = bytearray(value)
+    buf = K.own_buffer(db, k, value)
     if grows:
-        new.extend(bytes(byte + 1 - len(value)))
-    new[byte] = (new[byte] & ~(1 << shift)) | (on << shift)
-    db.set(k, K.RawStr(new), keep_ttl=True)
+        buf.extend(bytes(byte + 1 - len(buf)))
+    buf[byte] = (buf[byte] & ~(1 << shift)) | (on << shift)
+    db.modified(k)
     db.notify(EV_STRING, b"setbit", k)
     return old
 
@@ -266,7 +266,7 @@ def bitop(ctx, argv):
         value = db.get(k)
         if value is None:
             value = b""  # a missing key reads as zeros as long as the longest source
-        elif not isinstance(value, bytes):
+        elif not isinstance(value, K.STRING):
             raise CommandError(E.WRONGTYPE)
         sources.append(value)
     size = max(len(v) for v in sources)
@@ -445,13 +445,15 @@ def _bitfield(ctx, argv, read_only: bool):
     if read_only:
         raise CommandError(BITFIELD_RO_ONLY_GET)
     value = _string(db, k)
-    buf = bytearray(value or b"")
+    size = 0 if value is None else len(value)
+    # Edited in place (a key created here is added at the end, once its fate is known).
+    buf = K.StrBuf() if value is None else K.own_buffer(db, k, value)
     need = (highest >> 3) + 1
     if len(buf) < need:
         buf.extend(bytes(need - len(buf)))
     # A write counts as a change when it alters its field, or, when the key was created or
     # grown for these writes, when it is carried out at all (not refused by FAIL).
-    resized = value is None or len(buf) != len(value)
+    resized = value is None or len(buf) != size
     replies = []
     changes = 0
     for op in ops:
@@ -462,17 +464,16 @@ def _bitfield(ctx, argv, read_only: bool):
         replies.append(reply)
         if reply is not None and (changed or resized):
             changes += 1
-    new = K.RawStr(buf)
     if changes:
         if value is None:
-            db.add(k, new, changes=changes)
+            db.add(k, buf, changes=changes)
         else:
-            db.set(k, new, keep_ttl=True, changes=changes)
+            db.modified(k, changes)
         db.notify(EV_STRING, b"setbit", k)
-    elif resized or type(value) is not K.RawStr:
-        # No write changed a field: the key was still created or grown to fit them (and
-        # made raw), and Redis counts none of it as a change.
-        db.put_unsignalled(k, new)
+    elif value is None:
+        # No write changed a field: the key was still created to fit them (and made raw,
+        # as an existing one was, grown or not), and Redis counts none of it as a change.
+        db.put_unsignalled(k, buf)
     return replies
 
 

@@ -560,7 +560,7 @@ def object_refcount(ctx, argv):
     value = _object_value(ctx, argv)
     if value is None:
         return None
-    return K.string_refcount(value) if isinstance(value, bytes) else 1
+    return K.string_refcount(value) if isinstance(value, K.STRING) else 1
 
 
 _OBJECT_HELP = [

@@ -1,10 +1,10 @@
 """Helpers shared by the key, string and hash commands: type names, typed lookups,
 OBJECT ENCODING bookkeeping, value copies and the stable SCAN cursor.
 
-Strings are ``bytes`` and hashes ``dict`` in the keyspace. Redis's OBJECT ENCODING depends
-on how a value was built, not only on its content, so ``bytes`` subclasses and the ``dict``
-subclass ``store.hashes.Hash`` carry that history without changing what other code sees
-(``isinstance(v, bytes)`` / ``isinstance(v, dict)`` stay true).
+Strings are ``bytes`` (or a ``StrBuf`` once edited in place) and hashes ``dict`` in the
+keyspace. Redis's OBJECT ENCODING depends on how a value was built, not only on its content,
+so ``bytes`` subclasses and the ``dict`` subclass ``store.hashes.Hash`` carry that history
+without changing what other code sees (``isinstance(v, STRING)`` / ``isinstance(v, dict)``).
 """
 
 from __future__ import annotations
@@ -40,8 +40,23 @@ class OwnStr(bytes):
     __slots__ = ()
 
 
+class StrBuf(bytearray):
+    """A string edited in place by APPEND, SETRANGE, SETBIT or BITFIELD, so that a run of
+    small edits costs each its own length, not the whole value's (a ``bytearray`` keeps
+    spare room as Redis's sds does). Redis holds such a string as ``raw``.
+
+    It is mutable, so it belongs to one key only: readers reply with ``bytes`` copies
+    (replies wait in lists before they are encoded, e.g. in MULTI), and COPY makes its
+    own value."""
+
+    __slots__ = ()
+
+
+STRING = (bytes, StrBuf)  # isinstance() of a string value, whichever form it is in
+
+
 def type_name(value) -> str:
-    if isinstance(value, bytes):
+    if isinstance(value, STRING):
         return "string"
     if isinstance(value, dict):
         return "hash"
@@ -55,8 +70,8 @@ def is_stream(value) -> bool:
     return type_name(value) == "stream"
 
 
-def lookup(db, key: bytes, kind: type):
-    """The live value at ``key`` if it is a ``kind`` (bytes/dict), ``None`` if absent;
+def lookup(db, key: bytes, kind):
+    """The live value at ``key`` if it is a ``kind`` (STRING/dict), ``None`` if absent;
     raises WRONGTYPE for any other type."""
     value = db.get(key)
     if value is None or isinstance(value, kind):
@@ -66,7 +81,7 @@ def lookup(db, key: bytes, kind: type):
 
 def string_encoding(value: bytes) -> str:
     cls = type(value)
-    if cls is RawStr:
+    if cls is RawStr or cls is StrBuf:
         return "raw"
     if cls is not PlainStr and len(value) <= 20:
         try:
@@ -94,6 +109,18 @@ def own_if_unshared(value: bytes, config) -> bytes:
     return value
 
 
+def own_buffer(db, key: bytes, value) -> StrBuf:
+    """The string ``value`` at ``key`` as a buffer to edit in place: itself when it is one,
+    else a copy put in its place (unsignalled: the bytes are the same, the caller signals
+    its edit). The one full copy a string pays before its in-place edits; Redis likewise
+    unshares a string (which makes it raw) before editing it."""
+    if type(value) is StrBuf:
+        return value
+    buf = StrBuf(value)
+    db.put_unsignalled(key, buf)
+    return buf
+
+
 def hash_note_write(h: Hash, config, *items: bytes) -> None:
     """After a write to ``h``: switch to hashtable as Redis does (one way)."""
     if h.hashtable:
@@ -109,7 +136,7 @@ def hash_note_write(h: Hash, config, *items: bytes) -> None:
 
 
 def encoding(value, config) -> str:
-    if isinstance(value, bytes):
+    if isinstance(value, STRING):
         return string_encoding(value)
     if isinstance(value, dict):
         if isinstance(value, Hash):
@@ -130,6 +157,8 @@ def encoding(value, config) -> str:
 
 def copy_value(value):
     """A deep-enough copy for COPY: bytes are immutable, containers copy themselves."""
+    if type(value) is StrBuf:
+        return RawStr(value)  # raw as Redis's copy of a raw string; never the same buffer
     if isinstance(value, bytes):
         if type(value) is bytes and string_encoding(value) == "int":
             return OwnStr(value)

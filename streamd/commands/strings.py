@@ -23,8 +23,9 @@ TOO_BIG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 
 
 def _get_string(db, k: bytes):
-    """The string at ``k`` as plain ``bytes`` (the reply encoder takes no subclasses)."""
-    value = K.lookup(db, k, bytes)
+    """The string at ``k`` as plain ``bytes``: the reply encoder takes no subclasses, and a
+    reply must not change with a later in-place edit of a ``StrBuf``."""
+    value = K.lookup(db, k, K.STRING)
     return value if value is None or type(value) is bytes else bytes(value)
 
 
@@ -222,7 +223,7 @@ def mget(ctx, argv):
     out = []
     for k in argv[1:]:
         value = db.get(k)
-        if isinstance(value, bytes):
+        if isinstance(value, K.STRING):
             out.append(value if type(value) is bytes else bytes(value))
         else:
             out.append(None)
@@ -281,7 +282,7 @@ def getex(ctx, argv):
          pure=True)
 def strlen(ctx, argv):
     """STRLEN key"""
-    value = _get_string(ctx.db, argv[1])
+    value = K.lookup(ctx.db, argv[1], K.STRING)
     return 0 if value is None else len(value)
 
 
@@ -298,7 +299,7 @@ def getrange(ctx, argv):
     """GETRANGE key start end"""
     start = parse_int(argv[2])
     end = parse_int(argv[3])
-    value = _get_string(ctx.db, argv[1])
+    value = K.lookup(ctx.db, argv[1], K.STRING)  # no full copy: the slice is copied below
     if value is None:
         return b""
     n = len(value)
@@ -369,15 +370,17 @@ def append(ctx, argv):
     """APPEND key value"""
     db = ctx.db
     k, extra = argv[1], argv[2]
-    value = _get_string(db, k)
+    value = K.lookup(db, k, K.STRING)
     if value is None:
         db.add(k, K.own_if_unshared(extra, ctx.config))
         db.notify(EV_STRING, b"append", k)
         return len(extra)
     _check_length(ctx, len(value) + len(extra))
-    db.set(k, K.RawStr(value + extra), keep_ttl=True)
+    buf = K.own_buffer(db, k, value)
+    buf += extra  # in place: amortized O(len(extra)), as sds's spare room makes it
+    db.modified(k)
     db.notify(EV_STRING, b"append", k)
-    return len(value) + len(extra)
+    return len(buf)
 
 
 @command("setrange", 4, "write denyoom", _ONE_KEY,
@@ -396,20 +399,22 @@ def setrange(ctx, argv):
         raise CommandError("ERR offset is out of range")
     db = ctx.db
     k, piece = argv[1], argv[3]
-    value = _get_string(db, k)
+    value = K.lookup(db, k, K.STRING)
     if not piece:
         return 0 if value is None else len(value)
     _check_length(ctx, offset + len(piece))
-    old = value or b""
-    if len(old) < offset:
-        old = old + bytes(offset - len(old))
-    new = K.RawStr(old[:offset] + piece + old[offset + len(piece):])
     if value is None:
-        db.add(k, new)
+        buf = K.StrBuf(offset)  # zero-padded up to the offset
+        buf += piece
+        db.add(k, buf)
     else:
-        db.set(k, new, keep_ttl=True)
+        buf = K.own_buffer(db, k, value)
+        if len(buf) < offset:
+            buf.extend(bytes(offset - len(buf)))
+        buf[offset:offset + len(piece)] = piece  # in place; grows the end if it reaches past
+        db.modified(k)
     db.notify(EV_STRING, b"setrange", k)
-    return len(new)
+    return len(buf)
 
 
 # --- counters ----------------------------------------------------------------------------
@@ -705,8 +710,8 @@ def lcs(ctx, argv):
     """LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]"""
     db = ctx.db
     a, b = db.get(argv[1]), db.get(argv[2])
-    if (a is not None and not isinstance(a, bytes)) or \
-            (b is not None and not isinstance(b, bytes)):
+    if (a is not None and not isinstance(a, K.STRING)) or \
+            (b is not None and not isinstance(b, K.STRING)):
         raise CommandError(LCS_TYPE)  # checked before the options are read
     a, b = a or b"", b or b""
     want_len = want_idx = with_len = False
