@@ -396,6 +396,30 @@ def test_big_count_looking_bytes_inside_an_argument(raw):
     assert c.is_closed()
 
 
+@pytest.mark.parametrize("kind", [b"*", b"~", b">", b"|"])
+@pytest.mark.parametrize("split", [None, 2, 5])
+def test_huge_nested_aggregate_header_is_refused_at_once(raw, kind, split):
+    # hiredis would allocate a set, push or attribute header's whole element list up front,
+    # as it does an array's, and freeing two billion slots takes seconds; Redis refuses
+    # the element at its first byte.
+    data = b"*2\r\n$4\r\nECHO\r\n" + kind + b"2000000000\r\n"
+    c = raw()
+    t0 = time.monotonic()
+    if split is None:
+        c.send(data)
+    else:  # the header split across two reads
+        cut = len(data) - 12 + split
+        c.send(data[:cut])
+        time.sleep(0.05)
+        c.send(data[cut:])
+    assert c.read_reply() == b"-ERR Protocol error: expected '$', got '" + kind + b"'\r\n"
+    assert c.is_closed()
+    other = raw()
+    other.send(b"PING\r\n")
+    assert other.read_reply() == b"+PONG\r\n"
+    assert time.monotonic() - t0 < 2.0
+
+
 def _request(*args: bytes) -> bytes:
     return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
 
