@@ -104,7 +104,7 @@ def setbit(ctx, argv):
 def getbit(ctx, argv):
     """GETBIT key offset"""
     offset = _bit_offset(ctx, argv[2])
-    value = _string(ctx.db, argv[1])
+    value = K.lookup_read(ctx.db, argv[1], K.STRING)
     byte = offset >> 3
     if value is None or byte >= len(value):
         return 0
@@ -155,7 +155,7 @@ def _clamp(start: int, end: int, total: int) -> tuple[int, int]:
          pure=True)
 def bitcount(ctx, argv):
     """BITCOUNT key [start end [BYTE | BIT]]"""
-    value = _string(ctx.db, argv[1])
+    value = K.lookup_read(ctx.db, argv[1], K.STRING)
     if value is None:
         return 0  # before the arguments are looked at: any of them passes
     n = len(argv)
@@ -209,7 +209,7 @@ def bitpos(ctx, argv):
     bit = parse_int(argv[2])
     if bit not in (0, 1):
         raise CommandError(BITPOS_BIT)
-    value = _string(ctx.db, argv[1])
+    value = K.lookup_read(ctx.db, argv[1], K.STRING)
     if value is None:
         # a missing key is an endless run of zeros (the other arguments go unread)
         return -1 if bit else 0
@@ -263,7 +263,7 @@ def bitop(ctx, argv):
     db = ctx.db
     sources = []
     for k in argv[3:]:
-        value = db.get(k)
+        value = db.read(k)
         if value is None:
             value = b""  # a missing key reads as zeros as long as the longest source
         elif not isinstance(value, K.STRING):
@@ -438,8 +438,8 @@ def _bitfield(ctx, argv, read_only: bool):
     ops, highest = _parse_bitfield(ctx, argv)
     db = ctx.db
     k = argv[1]
-    if highest < 0:
-        value = _string(db, k)
+    if highest < 0:  # GETs only: Redis looks the key up as a read
+        value = K.lookup_read(db, k, K.STRING)
         buf = value or b""
         return [_read_field(buf, op[1], op[2], op[3]) for op in ops]
     if read_only:

@@ -21,7 +21,7 @@ from .args import LLONG_MAX, parse_int
 from .blocking import Block
 from .errors import CommandError
 from .streams import (entries_reply, entry_reply, get_stream, interval_id, new_stream,
-                      parse_ids_block, parse_read_args, runs_reply, strict_id)
+                      parse_ids_block, parse_read_args, read_stream, runs_reply, strict_id)
 from .table import (TABLE, batch_handler, block, command, help_command, integer, key, oneof,
                     string, token)
 
@@ -339,7 +339,7 @@ def xreadgroup(ctx, argv):
     # Resolve every key, group and ID before serving anything (errors win over data).
     plan = []
     for k, raw_id in zip(a.keys, a.ids):
-        s = get_stream(db, k)
+        s = read_stream(db, k)
         g = s.groups.get(a.group) if s is not None else None
         if g is None:
             raise CommandError(E.grp_nogroup_read(k, a.group))
@@ -349,6 +349,8 @@ def xreadgroup(ctx, argv):
             raise CommandError(E.GRP_PLUS_MEANINGLESS)
         gt = GT_NEW if raw_id == b">" else strict_id(raw_id)
         plan.append((k, s, g, gt))
+    # Redis's xreadCommand looks every key up again as it serves them: a second hit each.
+    db.hits += len(plan)
 
     served = []
     blocking_claim = []
@@ -428,7 +430,7 @@ def xack(ctx, argv):
     """XACK key group id [id ...]
 
     Removes the IDs from the group's PEL; replies how many were pending."""
-    s = get_stream(ctx.db, argv[1])
+    s = read_stream(ctx.db, argv[1])
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         return 0  # before the IDs are even validated, as Redis does
@@ -464,6 +466,7 @@ def xack_batch(ctx, requests: list, start: int, replies: list) -> None:
         return
     put = replies.append
     acked = 0
+    before = len(replies)
     try:
         for i in range(start, len(requests)):
             argv = requests[i]
@@ -476,6 +479,7 @@ def xack_batch(ctx, requests: list, start: int, replies: list) -> None:
             acked += n
             put(n)
     finally:
+        db.hits += len(replies) - before  # each XACK reads its key once, as in Redis
         if acked:
             db.modified(k, acked)
 
@@ -651,7 +655,7 @@ def xpending(ctx, argv):
         end = _interval(argv[at + 1], end=True)
         if at + 3 < argc:
             consumer_name = argv[at + 3]  # any argument after it is ignored, as in Redis
-    s = get_stream(ctx.db, argv[1])
+    s = read_stream(ctx.db, argv[1])
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         raise CommandError(E.grp_nogroup(argv[1], argv[2]))
@@ -702,7 +706,7 @@ def xclaim(ctx, argv):
 
     Transfers pending entries idle for at least min-idle-time to ``consumer``."""
     db = ctx.db
-    s = get_stream(db, argv[1])
+    s = read_stream(db, argv[1])
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         raise CommandError(E.grp_nogroup(argv[1], argv[2]))
@@ -822,7 +826,7 @@ def xautoclaim(ctx, argv):
             raise CommandError(E.SYNTAX)
         j += 1
     db = ctx.db
-    s = get_stream(db, argv[1])
+    s = read_stream(db, argv[1])
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         raise CommandError(E.grp_nogroup(argv[1], argv[2]))
@@ -890,7 +894,7 @@ def xinfo_groups(ctx, argv):
 
     One map per group, in name order: name, consumers, pending, last-delivered-id,
     entries-read, lag."""
-    s = get_stream(ctx.db, argv[2])
+    s = read_stream(ctx.db, argv[2])
     if s is None:
         raise CommandError(E.NO_SUCH_KEY)
     out = []
@@ -913,7 +917,7 @@ def xinfo_consumers(ctx, argv):
     """XINFO CONSUMERS key group
 
     One map per consumer, in name order: name, pending, idle, inactive."""
-    s = get_stream(ctx.db, argv[2])
+    s = read_stream(ctx.db, argv[2])
     if s is None:
         raise CommandError(E.NO_SUCH_KEY)
     g = s.groups.get(argv[3])

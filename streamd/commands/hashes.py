@@ -41,6 +41,14 @@ def _get(ctx, k: bytes):
     return h
 
 
+def _read(ctx, k: bytes):
+    """``_get`` for the commands Redis counts as reads (keyspace hits / misses)."""
+    h = K.lookup_read(ctx.db, k, dict)
+    if h is not None and h.ttls and h.next_due < ctx.now_ms:
+        return ctx.db.expire_fields(k, h, ctx.now_ms)
+    return h
+
+
 def _get_or_create(ctx, k: bytes):
     """(hash, created): the hash at ``k``, or a new empty one not yet in the keyspace."""
     h = _get(ctx, k)
@@ -200,7 +208,7 @@ def hincrbyfloat(ctx, argv):
          pure=True)
 def hget(ctx, argv):
     """HGET key field"""
-    h = K.lookup(ctx.db, argv[1], dict)  # _get inlined: HGET is the hot read
+    h = K.lookup_read(ctx.db, argv[1], dict)  # _read inlined: HGET is the hot read
     if h is None:
         return None
     if h.ttls and h.next_due < ctx.now_ms:
@@ -218,7 +226,7 @@ def hget(ctx, argv):
          pure=True)
 def hmget(ctx, argv):
     """HMGET key field [field ...]"""
-    h = _get(ctx, argv[1]) or {}
+    h = _read(ctx, argv[1]) or {}
     return [h.get(f) for f in argv[2:]]
 
 
@@ -230,7 +238,7 @@ def hmget(ctx, argv):
          pure=True)
 def hgetall(ctx, argv):
     """HGETALL key"""
-    h = _get(ctx, argv[1])
+    h = _read(ctx, argv[1])
     return Map(list(h.items()) if h else [])
 
 
@@ -242,7 +250,7 @@ def hgetall(ctx, argv):
          pure=True)
 def hkeys(ctx, argv):
     """HKEYS key"""
-    h = _get(ctx, argv[1])
+    h = _read(ctx, argv[1])
     return list(h) if h else []
 
 
@@ -254,7 +262,7 @@ def hkeys(ctx, argv):
          pure=True)
 def hvals(ctx, argv):
     """HVALS key"""
-    h = _get(ctx, argv[1])
+    h = _read(ctx, argv[1])
     return list(h.values()) if h else []
 
 
@@ -264,7 +272,7 @@ def hvals(ctx, argv):
          pure=True)
 def hlen(ctx, argv):
     """HLEN key"""
-    h = _get(ctx, argv[1])
+    h = _read(ctx, argv[1])
     return len(h) if h else 0
 
 
@@ -275,7 +283,7 @@ def hlen(ctx, argv):
          pure=True)
 def hexists(ctx, argv):
     """HEXISTS key field"""
-    h = _get(ctx, argv[1])
+    h = _read(ctx, argv[1])
     return 1 if h and argv[2] in h else 0
 
 
@@ -286,7 +294,7 @@ def hexists(ctx, argv):
          pure=True)
 def hstrlen(ctx, argv):
     """HSTRLEN key field"""
-    h = _get(ctx, argv[1])
+    h = _read(ctx, argv[1])
     value = h.get(argv[2]) if h else None
     return 0 if value is None else len(value)
 
@@ -305,7 +313,7 @@ _LONG_MAX = LLONG_MAX
 def hrandfield(ctx, argv):
     """HRANDFIELD key [count [WITHVALUES]]"""
     if len(argv) == 2:
-        h = _get(ctx, argv[1])
+        h = _read(ctx, argv[1])
         return random.choice(list(h)) if h else None
     count = parse_int(argv[2])
     if not -_LONG_MAX <= count <= _LONG_MAX:
@@ -318,7 +326,7 @@ def hrandfield(ctx, argv):
         withvalues = True
         if not -(_LONG_MAX // 2) <= count <= _LONG_MAX // 2:
             raise CommandError("ERR value is out of range")
-    h = _get(ctx, argv[1])
+    h = _read(ctx, argv[1])
     if not h or count == 0:
         return []
     fields = list(h)
@@ -353,7 +361,7 @@ def hrandfield(ctx, argv):
 def hscan(ctx, argv):
     """HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]"""
     cursor = K.parse_cursor(argv[2])
-    h = _get(ctx, argv[1])
+    h = _read(ctx, argv[1])
     if h is None:
         return [b"0", []]
     count, pat, _, novalues = parse_scan_options(Args(argv, 3), allow_type=False)
@@ -485,7 +493,7 @@ hpexpireat = _hexpire_row(
 
 
 def _httl(ctx, argv, name: str, unit_ms: int, relative: bool):
-    h = _get(ctx, argv[1])
+    h = _read(ctx, argv[1])
     fields = _fields(argv, 2, E.HASH_NUMFIELDS, name)
     if h is None:
         return [-2] * len(fields)

@@ -97,7 +97,7 @@ def unlink(ctx, argv):
 def exists(ctx, argv):
     """EXISTS key [key ...]"""
     db = ctx.db
-    return sum(1 for k in argv[1:] if db.get(k) is not None)
+    return sum(1 for k in argv[1:] if db.read(k) is not None)
 
 
 @command("touch", -2, "readonly fast", _ALL_KEYS,
@@ -111,7 +111,7 @@ def exists(ctx, argv):
 def touch(ctx, argv):
     """TOUCH key [key ...]"""
     db = ctx.db
-    return sum(1 for k in argv[1:] if db.get(k) is not None)
+    return sum(1 for k in argv[1:] if db.read(k) is not None)
 
 
 @command("type", 2, "readonly fast", _ONE_KEY,
@@ -121,7 +121,7 @@ def touch(ctx, argv):
          pure=True)
 def type_(ctx, argv):
     """TYPE key"""
-    value = ctx.db.get(argv[1])
+    value = ctx.db.read(argv[1])
     if value is None:
         return _TYPE_REPLIES["none"]
     name = K.type_name(value)
@@ -308,7 +308,7 @@ def copy(ctx, argv):
     src, dst = argv[1], argv[2]
     if src_db is dst_db and src == dst:
         raise CommandError("ERR source and destination objects are the same")
-    value = src_db.get(src)
+    value = src_db.read(src)  # Redis reads the source, and writes the destination
     if value is None:
         return 0
     if dst_db.get(dst) is not None:
@@ -422,7 +422,7 @@ pexpireat = _expire_row("pexpireat", 1, True, "2.6.0",
 
 def _ttl(ctx, k: bytes, ms: bool, absolute: bool):
     db = ctx.db
-    if db.get(k) is None:
+    if db.read(k) is None:
         return -2
     when = db.ttl_ms(k)
     if when is None:
@@ -501,7 +501,7 @@ def _lfu(ctx) -> bool:
 
 
 def _object_value(ctx, argv):
-    return ctx.db.get(argv[2])
+    return ctx.db.read(argv[2])
 
 
 @command("object|encoding", 3, "readonly", (2, 2, 1),

@@ -79,6 +79,14 @@ def lookup(db, key: bytes, kind):
     raise CommandError(E.WRONGTYPE)
 
 
+def lookup_read(db, key: bytes, kind: type):
+    """``lookup`` for a command that reads the key: counted as a keyspace hit or miss."""
+    value = db.read(key)
+    if value is None or isinstance(value, kind):
+        return value
+    raise CommandError(E.WRONGTYPE)
+
+
 def string_encoding(value: bytes) -> str:
     cls = type(value)
     if cls is RawStr or cls is StrBuf:

@@ -101,6 +101,7 @@ def _section(ctx, name: str) -> list[str]:
     if name == "stats":
         net_in, net_out, reads, writes = srv.io_totals()
         ops, kbps_in, kbps_out = srv.instantaneous()
+        hits, misses = ks.lookups()
         return [f"total_connections_received:{srv.stat_connections}",
                 f"total_commands_processed:{srv.commands_processed()}",
                 f"instantaneous_ops_per_sec:{ops}",
@@ -111,7 +112,7 @@ def _section(ctx, name: str) -> list[str]:
                 f"rejected_connections:{srv.stat_rejected_conn}",
                 f"expired_keys:{ks.expired_keys}",
                 f"expired_subkeys:{ks.expired_subkeys}", "evicted_keys:0",
-                "keyspace_hits:0", "keyspace_misses:0",
+                f"keyspace_hits:{hits}", f"keyspace_misses:{misses}",
                 f"pubsub_channels:{len(srv.pubsub.channels)}",
                 f"pubsub_patterns:{len(srv.pubsub.patterns)}",
                 f"pubsubshard_channels:{len(srv.pubsub.shard)}",

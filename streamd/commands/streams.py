@@ -37,6 +37,14 @@ def get_stream(db, k: bytes) -> Stream | None:
     raise CommandError(E.WRONGTYPE)
 
 
+def read_stream(db, k: bytes) -> Stream | None:
+    """``get_stream`` for the commands Redis counts as reads (keyspace hits / misses)."""
+    value = db.read(k)
+    if value is None or type(value) is Stream:
+        return value
+    raise CommandError(E.WRONGTYPE)
+
+
 def strict_id(arg: bytes) -> int:
     """An ID where ``-`` and ``+`` are not allowed; incomplete IDs get seq 0."""
     ms, dash, seq = arg.partition(b"-")
@@ -488,7 +496,7 @@ def _range_command(ctx, argv, rev: bool):
             i += 2
         else:
             raise CommandError(E.SYNTAX)
-    s = get_stream(ctx.db, argv[1])
+    s = read_stream(ctx.db, argv[1])
     if s is None:
         return []
     if count == 0:
@@ -540,7 +548,7 @@ def xlen(ctx, argv):
     """XLEN key
 
     Number of live entries; 0 for a missing key."""
-    s = get_stream(ctx.db, argv[1])
+    s = read_stream(ctx.db, argv[1])
     return s.length if s is not None else 0
 
 
@@ -745,7 +753,7 @@ def xread(ctx, argv):
     streams: list = []  # the stream at each key, or None
     rewritten = None
     for j, k in enumerate(keys):
-        s = get_stream(db, k)
+        s = read_stream(db, k)
         streams.append(s)
         arg = raw_ids[j]
         if arg == b"$":
@@ -762,8 +770,15 @@ def xread(ctx, argv):
             after.append(strict_id(arg))
     served = []
     limit = a.count if a.count else -1
+    # Redis's xreadCommand looks every key up again as it serves them: a second hit each,
+    # or miss for an absent key.
+    db.hits += len(streams)
     for k, s, gt in zip(keys, streams, after):
-        if s is None or not s.length:
+        if s is None:
+            db.hits -= 1
+            db.misses += 1
+            continue
+        if not s.length:
             continue
         if gt is None:
             last = s.last_entry()
@@ -933,7 +948,7 @@ def xinfo_stream(ctx, argv):
 
     Summary map (length, node counts, IDs, counters, IDMP settings, groups, first and last
     entry), or with FULL the entries (up to COUNT, 0 = all, default 10) and the groups."""
-    s = get_stream(ctx.db, argv[2])
+    s = read_stream(ctx.db, argv[2])
     if s is None:
         raise CommandError(E.NO_SUCH_KEY)
     opts = argv[3:]

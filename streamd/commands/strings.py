@@ -29,6 +29,13 @@ def _get_string(db, k: bytes):
     return value if value is None or type(value) is bytes else bytes(value)
 
 
+def _read_string(db, k: bytes):
+    """``_get_string`` for the commands Redis counts as reads (keyspace hits / misses):
+    those that reply with the value, GETSET, GETDEL and GETEX included."""
+    value = K.lookup_read(db, k, K.STRING)
+    return value if value is None or type(value) is bytes else bytes(value)
+
+
 # --- SET and its options -----------------------------------------------------------------
 
 _NX, _XX, _GET, _KEEPTTL, _PERSIST, _EX, _PX, _EXAT, _PXAT = (1 << i for i in range(9))
@@ -121,7 +128,7 @@ def set_(ctx, argv):
     db = ctx.db
     k = argv[1]
     if flags & _GET:
-        old = _get_string(db, k)
+        old = _read_string(db, k)
         found = old is not None
     else:
         found = db.get(k) is not None
@@ -194,7 +201,7 @@ def getset(ctx, argv):
 
     SET key value GET: the old string or null; the key loses its TTL. A key of another type
     is left as it is (WRONGTYPE)."""
-    old = _get_string(ctx.db, argv[1])
+    old = _read_string(ctx.db, argv[1])
     _store(ctx, argv[1], argv[2])
     return old
 
@@ -207,7 +214,7 @@ def getset(ctx, argv):
          pure=True)
 def get(ctx, argv):
     """GET key"""
-    return _get_string(ctx.db, argv[1])
+    return _read_string(ctx.db, argv[1])
 
 
 @command("mget", -2, "readonly fast", (1, -1, 1),
@@ -222,7 +229,7 @@ def mget(ctx, argv):
     db = ctx.db
     out = []
     for k in argv[1:]:
-        value = db.get(k)
+        value = db.read(k)  # a key of another type counts as a hit, as in Redis
         if isinstance(value, K.STRING):
             out.append(value if type(value) is bytes else bytes(value))
         else:
@@ -236,7 +243,7 @@ def mget(ctx, argv):
          complexity="O(1)", args=(key(),))
 def getdel(ctx, argv):
     """GETDEL key"""
-    value = _get_string(ctx.db, argv[1])
+    value = _read_string(ctx.db, argv[1])
     if value is not None:
         ctx.db.delete(argv[1])
         ctx.db.notify(EV_GENERIC, b"del", argv[1])
@@ -259,7 +266,7 @@ def getex(ctx, argv):
     flags, expire_flag, expire_arg = _parse_extended(argv, 2, for_set=False)
     db = ctx.db
     k = argv[1]
-    value = _get_string(db, k)
+    value = _read_string(db, k)
     if value is None:
         return None  # Redis checks the expiry argument only for an existing key
     if expire_flag:
@@ -282,7 +289,7 @@ def getex(ctx, argv):
          pure=True)
 def strlen(ctx, argv):
     """STRLEN key"""
-    value = K.lookup(ctx.db, argv[1], K.STRING)
+    value = K.lookup_read(ctx.db, argv[1], K.STRING)
     return 0 if value is None else len(value)
 
 
@@ -299,7 +306,7 @@ def getrange(ctx, argv):
     """GETRANGE key start end"""
     start = parse_int(argv[2])
     end = parse_int(argv[3])
-    value = K.lookup(ctx.db, argv[1], K.STRING)  # no full copy: the slice is copied below
+    value = K.lookup_read(ctx.db, argv[1], K.STRING)  # no full copy: the slice is copied below
     if value is None:
         return b""
     n = len(value)
@@ -709,7 +716,7 @@ def _lcs_table(a: bytes, b: bytes, keep: bool = True) -> list:
 def lcs(ctx, argv):
     """LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]"""
     db = ctx.db
-    a, b = db.get(argv[1]), db.get(argv[2])
+    a, b = db.read(argv[1]), db.read(argv[2])
     if (a is not None and not isinstance(a, K.STRING)) or \
             (b is not None and not isinstance(b, K.STRING)):
         raise CommandError(LCS_TYPE)  # checked before the options are read

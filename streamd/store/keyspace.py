@@ -56,7 +56,7 @@ ALL_EVENT_CLASSES = "".join(c for c in EVENT_LETTERS if c not in "mn")  # "g$lsh
 
 class Database:
     __slots__ = ("index", "data", "expires", "watched", "blocking", "keyspace", "_pool",
-                 "_pool_built", "hexpires")
+                 "_pool_built", "hexpires", "hits", "misses")
 
     def __init__(self, index: int, keyspace: "Keyspace"):
         self.index = index
@@ -68,6 +68,10 @@ class Database:
         self._pool: list | None = None  # TTL keys to sample for active expiry
         self._pool_built = 0
         self.hexpires = FieldExpiryIndex()  # hashes with field TTLs, by the earliest one
+        # INFO's keyspace_hits / keyspace_misses, kept per database so that counting costs
+        # each read one attribute add (the Keyspace sums them for INFO)
+        self.hits = 0
+        self.misses = 0
 
     # --- lookup --------------------------------------------------------------------------
     def get(self, key: bytes):
@@ -79,6 +83,21 @@ class Database:
                 if not self.keyspace.expiry_paused:
                     self._expire(key)
                 return None
+        return value
+
+    def read(self, key: bytes):
+        """``get`` for a command that reads the key, counted as a keyspace hit or miss as
+        Redis's read lookups count (its write lookups, ``get`` here, count nothing)."""
+        value = self.data.get(key)
+        if value is None:
+            self.misses += 1
+            return None
+        if self.expires and key in self.expires and self.expires[key] < now_ms():
+            if not self.keyspace.expiry_paused:
+                self._expire(key)
+            self.misses += 1
+            return None
+        self.hits += 1
         return value
 
     def peek(self, key: bytes):
@@ -368,6 +387,14 @@ class Keyspace:
         self.event_channels = 0
         self.event_hook = None
         self.tracking = None  # see the module doc
+
+    def lookups(self) -> tuple[int, int]:
+        """INFO's (keyspace_hits, keyspace_misses): the reads that found their key or not."""
+        return sum(db.hits for db in self.dbs), sum(db.misses for db in self.dbs)
+
+    def reset_lookups(self) -> None:
+        for db in self.dbs:
+            db.hits = db.misses = 0
 
     def flushed(self) -> None:
         """FLUSHDB or FLUSHALL is emptying databases: tell the tracking clients."""
