@@ -804,6 +804,10 @@ def xautoclaim(ctx, argv):
 
     Scans the PEL in ID order from ``start`` (at most COUNT*10 entries), claiming idle
     entries; replies [next-cursor, claimed, deleted-ids]."""
+    db = ctx.db
+    # Redis looks the key up (a keyspace hit or miss) before it reads the arguments, and
+    # checks what it found after them.
+    s = db.read(argv[1])
     min_idle = max(parse_int(argv[4], E.GRP_XAUTOCLAIM_MIN_IDLE), 0)
     start = _interval(argv[5], end=False)
     count = 100
@@ -825,8 +829,8 @@ def xautoclaim(ctx, argv):
         else:
             raise CommandError(E.SYNTAX)
         j += 1
-    db = ctx.db
-    s = read_stream(db, argv[1])
+    if s is not None and type(s) is not Stream:
+        raise CommandError(E.WRONGTYPE)
     g = s.groups.get(argv[2]) if s is not None else None
     if g is None:
         raise CommandError(E.grp_nogroup(argv[1], argv[2]))

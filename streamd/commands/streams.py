@@ -752,31 +752,38 @@ def xread(ctx, argv):
     after: list = []  # ID to read after, or None for `+` (the last entry)
     streams: list = []  # the stream at each key, or None
     rewritten = None
-    for j, k in enumerate(keys):
-        s = read_stream(db, k)
-        streams.append(s)
-        arg = raw_ids[j]
-        if arg == b"$":
-            sid = s.last_id if s is not None else 0
-            if rewritten is None:
-                rewritten = list(argv)
-            rewritten[ids_at + j] = format_id(sid)
-            after.append(sid)
-        elif arg == b"+":
-            after.append(None)
-        elif arg == b">":
-            raise CommandError(E.STREAM_XREAD_GT)
-        else:
-            after.append(strict_id(arg))
+    # Redis's xreadCommand looks every key up twice, here and again while serving: both
+    # are counted at once below (keyspace hits / misses), the first alone on an error.
+    try:
+        for j, k in enumerate(keys):
+            s = get_stream(db, k)
+            streams.append(s)
+            arg = raw_ids[j]
+            if arg == b"$":
+                sid = s.last_id if s is not None else 0
+                if rewritten is None:
+                    rewritten = list(argv)
+                rewritten[ids_at + j] = format_id(sid)
+                after.append(sid)
+            elif arg == b"+":
+                after.append(None)
+            elif arg == b">":
+                raise CommandError(E.STREAM_XREAD_GT)
+            else:
+                after.append(strict_id(arg))
+    except CommandError:
+        absent = streams.count(None)
+        # a key of another type (not appended) was a hit too
+        db.hits += len(streams) - absent + (len(streams) == j)
+        db.misses += absent
+        raise
     served = []
     limit = a.count if a.count else -1
-    # Redis's xreadCommand looks every key up again as it serves them: a second hit each,
-    # or miss for an absent key.
-    db.hits += len(streams)
+    db.hits += 2 * len(streams)
     for k, s, gt in zip(keys, streams, after):
         if s is None:
-            db.hits -= 1
-            db.misses += 1
+            db.hits -= 2
+            db.misses += 2
             continue
         if not s.length:
             continue
