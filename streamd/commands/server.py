@@ -102,26 +102,44 @@ def _section(ctx, name: str) -> list[str]:
         net_in, net_out, reads, writes = srv.io_totals()
         ops, kbps_in, kbps_out = srv.instantaneous()
         hits, misses = ks.lookups()
+        # Redis 7.0's fields in its order (expired_subkeys and the buffer-limit
+        # disconnections are newer). Those of replication, forks, eviction, defragmentation
+        # and I/O threads are 0: streamd has none of them.
         return [f"total_connections_received:{srv.stat_connections}",
                 f"total_commands_processed:{srv.commands_processed()}",
                 f"instantaneous_ops_per_sec:{ops}",
                 f"total_net_input_bytes:{net_in}",
                 f"total_net_output_bytes:{net_out}",
+                "total_net_repl_input_bytes:0", "total_net_repl_output_bytes:0",
                 f"instantaneous_input_kbps:{kbps_in:.2f}",
                 f"instantaneous_output_kbps:{kbps_out:.2f}",
+                "instantaneous_input_repl_kbps:0.00", "instantaneous_output_repl_kbps:0.00",
                 f"rejected_connections:{srv.stat_rejected_conn}",
+                "sync_full:0", "sync_partial_ok:0", "sync_partial_err:0",
                 f"expired_keys:{ks.expired_keys}",
-                f"expired_subkeys:{ks.expired_subkeys}", "evicted_keys:0",
+                f"expired_subkeys:{ks.expired_subkeys}",
+                f"expired_stale_perc:{ks.expired_stale * 100:.2f}",
+                f"expired_time_cap_reached_count:{ks.expire_time_cap_reached}",
+                f"expire_cycle_cpu_milliseconds:{ks.expire_cycle_us // 1000}",
+                "evicted_keys:0", "evicted_clients:0", "total_eviction_exceeded_time:0",
+                "current_eviction_exceeded_time:0",
                 f"keyspace_hits:{hits}", f"keyspace_misses:{misses}",
                 f"pubsub_channels:{len(srv.pubsub.channels)}",
                 f"pubsub_patterns:{len(srv.pubsub.patterns)}",
                 f"pubsubshard_channels:{len(srv.pubsub.shard)}",
+                "latest_fork_usec:0", "total_forks:0", "migrate_cached_sockets:0",
+                "slave_expires_tracked_keys:0", "active_defrag_hits:0",
+                "active_defrag_misses:0", "active_defrag_key_hits:0",
+                "active_defrag_key_misses:0", "total_active_defrag_time:0",
+                "current_active_defrag_time:0",
                 f"tracking_total_keys:{len(srv.tracking.table)}",
                 f"tracking_total_items:{srv.tracking.items}",
                 f"tracking_total_prefixes:{len(srv.tracking.prefixes)}",
                 "unexpected_error_replies:0",
                 f"total_error_replies:{srv.stat_error_replies}",
+                "dump_payload_sanitizations:0",
                 f"total_reads_processed:{reads}", f"total_writes_processed:{writes}",
+                "io_threaded_reads_processed:0", "io_threaded_writes_processed:0",
                 f"client_query_buffer_limit_disconnections:{srv.stat_qbuf_disconnections}",
                 "client_output_buffer_limit_disconnections:"
                 f"{srv.pubsub.obuf_disconnections}"]

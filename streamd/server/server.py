@@ -155,8 +155,7 @@ class Server:
         self._sample_idx = 0
         for c in every_command():
             c.calls = c.usec = c.failed_calls = c.rejected_calls = 0
-        self.keyspace.expired_keys = self.keyspace.expired_subkeys = 0
-        self.keyspace.reset_lookups()
+        self.keyspace.reset_stats()
 
     def _io_since_start(self) -> list[int]:
         totals = list(self._closed_io)

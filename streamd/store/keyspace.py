@@ -355,6 +355,7 @@ class Database:
                     self._expire(k)
                     hit += 1
             removed += hit
+            self.keyspace.expire_sampled += seen
             if seen * 2 < len(keys):
                 self._pool = None  # mostly stale: rebuild on the next round
                 if seen == 0:
@@ -371,6 +372,13 @@ class Keyspace:
         self.dirty = 0  # writes since the last save (INFO rdb_changes_since_last_save)
         self.expired_keys = 0
         self.expired_subkeys = 0  # hash fields expired (INFO expired_subkeys)
+        # The active expiry cycle, as INFO reports it: the running estimate of the share
+        # of sampled TTL keys found expired (expired_stale_perc), the cycles cut short by
+        # their time budget and the time spent in them.
+        self.expired_stale = 0.0
+        self.expire_time_cap_reached = 0
+        self.expire_cycle_us = 0
+        self.expire_sampled = 0  # TTL keys looked at by the current cycle
         # (db, key) pairs signalled during the current command (new data, deleted, another
         # type, another value); drained by the server, which looks at what the key holds then
         self.ready: list = []
@@ -392,7 +400,11 @@ class Keyspace:
         """INFO's (keyspace_hits, keyspace_misses): the reads that found their key or not."""
         return sum(db.hits for db in self.dbs), sum(db.misses for db in self.dbs)
 
-    def reset_lookups(self) -> None:
+    def reset_stats(self) -> None:
+        """CONFIG RESETSTAT: the expiry and lookup counters start again from 0."""
+        self.expired_keys = self.expired_subkeys = 0
+        self.expired_stale = 0.0
+        self.expire_time_cap_reached = self.expire_cycle_us = 0
         for db in self.dbs:
             db.hits = db.misses = 0
 
@@ -416,9 +428,11 @@ class Keyspace:
     def active_expire(self) -> int:
         if self.expiry_paused:
             return 0
+        start = time.perf_counter()
         t = now_ms()
-        deadline = time.perf_counter() + self.ACTIVE_EXPIRE_BUDGET_S
+        deadline = start + self.ACTIVE_EXPIRE_BUDGET_S
         removed = 0
+        self.expire_sampled = 0
         n = len(self.dbs)
         first = self._expire_next
         for i in range(n):
@@ -431,7 +445,13 @@ class Keyspace:
             if (db.expires or due) and time.perf_counter() >= deadline:
                 # Out of time: the next cycle starts after this db, so none starves.
                 self._expire_next = (first + i + 1) % n
+                self.expire_time_cap_reached += 1
                 break
+        if self.expire_sampled:
+            # Redis's estimate: 5 % this cycle's expired share, 95 % the previous estimate
+            self.expired_stale = (removed / self.expire_sampled * 0.05
+                                  + self.expired_stale * 0.95)
+        self.expire_cycle_us += int((time.perf_counter() - start) * 1_000_000)
         return removed
 
     def swap(self, a: int, b: int) -> None:
