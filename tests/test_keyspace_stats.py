@@ -279,12 +279,12 @@ def test_config_resetstat_zeroes_hits_and_misses(r):
 
 
 def test_an_expired_key_is_a_miss(r):
+    """Whether the lookup or the expiry cycle removes it first, the read misses."""
     r.set("k", "v", px=1)
     time.sleep(0.01)
     r.config_resetstat()
     assert r.get("k") is None
     assert lookups(r) == (0, 1)
-    assert r.info("stats")["expired_keys"] == 1
 
 
 def test_commands_in_a_transaction_count_when_exec_runs_them(r):
