@@ -68,6 +68,13 @@ def unknown_command(name: bytes, args: list[bytes]) -> str:
             f"{shown.decode('utf-8', 'surrogateescape')}")
 
 
+def command_not_allowed(name: str, option: str) -> str:
+    """A command its ``enable-*-command`` option does not allow for this client."""
+    return (f"ERR {name.upper()} command not allowed. If the {option} option is set to "
+            '"local", you can run it from a local connection, otherwise you need to set '
+            "this option in the configuration file, and then restart the server.")
+
+
 def unknown_subcommand(sub: bytes | str, container: str) -> str:
     return f"ERR unknown subcommand '{_show(sub)}'. Try {container.upper()} HELP."
 

@@ -145,7 +145,7 @@ def _section(ctx, name: str) -> list[str]:
                 f"{srv.pubsub.obuf_disconnections}"]
     if name == "replication":
         return ["role:master", "connected_slaves:0", "master_failover_state:no-failover",
-                f"master_replid:{srv.run_id}", "master_replid2:" + "0" * 40,
+                f"master_replid:{srv.replid}", "master_replid2:" + "0" * 40,
                 "master_repl_offset:0", "second_repl_offset:-1", "repl_backlog_active:0",
                 f"repl_backlog_size:{ctx.config['repl-backlog-size']}",
                 "repl_backlog_first_byte_offset:0", "repl_backlog_histlen:0"]
@@ -286,11 +286,16 @@ def config_set(ctx, argv):
 
 
 def _protected_allowed(ctx) -> bool:
-    """enable-protected-configs: ``yes``, or ``local`` and the client is on loopback."""
-    mode = ctx.config["enable-protected-configs"]
+    return protected_allowed(ctx.config["enable-protected-configs"], ctx.addr)
+
+
+def protected_allowed(mode: str, addr: str) -> bool:
+    """What an ``enable-protected-configs`` / ``enable-debug-command`` setting allows the
+    client at ``addr``: ``yes`` everyone, ``local`` the clients whose address is exactly
+    127.0.0.1 or ::1 (Redis compares the peer's text; 127.0.0.2 is not local), ``no``
+    nobody."""
     if mode == "local":
-        host = ctx.addr.rsplit(":", 1)[0]
-        return host.startswith("127.") or host in ("::1", "localhost")
+        return addr.rsplit(":", 1)[0] in ("127.0.0.1", "::1")
     return mode == "yes"
 
 

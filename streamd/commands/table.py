@@ -131,6 +131,9 @@ class Command:
     # Optional ``batch(ctx, requests, start, replies)``: runs the consecutive requests
     # from ``start`` that it can take as one unit (see ``batch_handler``).
     batch: Callable | None = None
+    # The config (``enable-debug-command``) that must allow this command before it runs;
+    # the dispatcher checks it after the arity, before authentication, as Redis does.
+    protected: str = ""
     # statistics for INFO commandstats
     calls: int = 0
     usec: int = 0
@@ -273,7 +276,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             doc_flags: tuple = (), keyword_keys: tuple = (), pure: bool = False,
             deprecated: tuple = (), alone: bool = False, key_flags: tuple | str = (),
             acl: str = "", tips: str = "", key_notes: str = "", spec_last: tuple = (),
-            group_acl: bool = True):
+            group_acl: bool = True, protected: str = ""):
     """Register a command (or, with ``container=True``, a container of subcommands).
 
     Used as a decorator on the handler ``handler(ctx, argv) -> reply``; a container is
@@ -292,7 +295,10 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     admin + dangerous, fast or else slow, blocking). ``tips`` are COMMAND INFO's tips and
     ``key_notes`` its key spec's notes. ``spec_last`` gives each per-position key spec
     its lastkey (see ``Command.spec_last``). ``group_acl=False`` leaves out the group's
-    category (WAIT is documented under generic, yet is only @connection).
+    category (WAIT is documented under generic, yet is only @connection). ``protected``
+    names the ``enable-*-command`` config that guards the command (DEBUG): its dispatch
+    entry then always takes the dispatcher's checked path, so the guard costs the other
+    commands nothing.
     """
     if keyword_keys:
         flags += " movablekeys"
@@ -324,7 +330,8 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
                       tips=tuple(tips.split()), key_notes=key_notes, spec_last=spec_last,
                       doc_flags=("deprecated",) + doc_flags if deprecated else doc_flags,
                       deprecated_since=deprecated[0] if deprecated else "",
-                      replaced_by=deprecated[1] if deprecated else "")
+                      replaced_by=deprecated[1] if deprecated else "",
+                      protected=protected)
         if "|" in cmd.name:
             parent_name, sub = cmd.name.split("|", 1)
             parent = TABLE[parent_name.encode()]
@@ -332,7 +339,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             parent.subcommands[sub.encode()] = cmd
         else:
             TABLE[cmd.name.encode()] = cmd
-            entry = replace(cmd, handler=None, bare=cmd) if alone else cmd
+            entry = replace(cmd, handler=None, bare=cmd) if alone or protected else cmd
             DISPATCH[cmd.name.encode()] = DISPATCH[cmd.name.upper().encode()] = entry
         if pure:
             # A run matches requests by their first argument, which names a container,

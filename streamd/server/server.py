@@ -23,6 +23,7 @@ from ..commands.blocking import Block
 from ..commands.errors import CommandError
 from ..commands.ops import rss_bytes
 from ..commands.pubsub import SUBSCRIBED_ALLOWED, ping_subscribed
+from ..commands.server import protected_allowed
 from ..commands.table import DISPATCH, Command, every_command
 from ..commands.transactions import exec_refused
 from ..config import Config
@@ -120,6 +121,7 @@ class Server:
         self._pause_timer = None
         self._postponed: list[Client] = []
         self.run_id = os.urandom(20).hex()
+        self.replid = os.urandom(20).hex()  # INFO master_replid; DEBUG CHANGE-REPL-ID
         self.gc_policy = None  # a GcPolicy in the server process (cli), ticked by the cron
         # (bytes read, bytes written, reads, writes) of the connections already closed
         self._closed_io = [0, 0, 0, 0]
@@ -328,8 +330,12 @@ class Server:
             if cmd is None:
                 client.last_cmd = "NULL"
                 return self._reject(client, E.unknown_command(name, argv[1:]), None)
+        guard = ""
         if cmd.handler is None:  # container: resolve the subcommand
-            if len(argv) < 2:
+            if cmd.protected:  # a guarded plain command, routed here (command(protected=))
+                cmd = cmd.bare
+                guard = cmd.protected
+            elif len(argv) < 2:
                 if cmd.bare is None:
                     client.last_cmd = cmd.name
                     return self._reject(client, E.wrong_arity(cmd.name), cmd, argv)
@@ -345,6 +351,8 @@ class Server:
         arity = cmd.arity
         if (len(argv) != arity) if arity > 0 else (len(argv) < -arity):
             return self._reject(client, E.wrong_arity(cmd.name), cmd, argv)
+        if guard and not protected_allowed(self.config[guard], client.addr):
+            return self._reject(client, E.command_not_allowed(cmd.name, guard), cmd, argv)
         if client.special:  # not authenticated, inside MULTI, paused or a RESP2 subscriber
             if not client.authenticated and cmd.name not in _NO_AUTH:
                 return self._reject(client, E.NOAUTH, cmd, argv)
