@@ -12,6 +12,6 @@ def load_commands() -> None:
     global _loaded
     if _loaded:
         return
-    from . import (bitmaps, connection, groups, hashes, idmp, keys, ops,  # noqa: F401
+    from . import (bitmaps, connection, debug, groups, hashes, idmp, keys, ops,  # noqa: F401
                    pubsub, server, streams, strings, transactions)
     _loaded = True

@@ -388,6 +388,8 @@ class Keyspace:
         # True during CLIENT PAUSE: Redis then deletes no expired key (they read as absent
         # but stay counted in DBSIZE and INFO keyspace, and expired_keys does not move).
         self.expiry_paused = False
+        # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off; lazy expiry still runs.
+        self.active_expire_enabled = True
         # Keyspace events: the classes announced (0 unless a channel kind is on too), the
         # channel kinds (1: __keyspace@<db>__:<key>, 2: __keyevent@<db>__:<event>) and the
         # server's hook ``fn(event, key, db index, channel kinds)``.
@@ -426,7 +428,7 @@ class Keyspace:
     ACTIVE_EXPIRE_BUDGET_S = 0.025
 
     def active_expire(self) -> int:
-        if self.expiry_paused:
+        if self.expiry_paused or not self.active_expire_enabled:
             return 0
         start = time.perf_counter()
         t = now_ms()

@@ -852,6 +852,10 @@ class Stream:
             part = part * len(groups) // samples
         return size + part
 
+    def listpack_bytes(self) -> list[int]:
+        """Each node's modelled listpack size in bytes, head first (DEBUG OBJECT)."""
+        return [n.lp_bytes() for n in self._nodes]
+
     def node_sizes(self) -> list[tuple[int, int]]:
         """(live, deleted) per node, head first; for tests and diagnostics."""
         return [(n.live, n.ndead) for n in self._nodes]

@@ -1,0 +1,263 @@
+"""DEBUG: the subcommands test suites and client libraries use, refused unless
+``enable-debug-command`` allows the client (the dispatcher checks it: ``protected``)."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+
+from ..protocol.replies import OK, Simple
+from . import errors as E
+from . import keyutil as K
+from .errors import CommandError
+from .table import command
+
+# Redis 7.0's DEBUG HELP, line for line (it lists subcommands streamd does not have; the
+# text is Redis's reply, which clients may show as it is).
+_HELP = (
+    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "AOF-FLUSH-SLEEP <microsec>",
+    "    Server will sleep before flushing the AOF, this is used for testing.",
+    "ASSERT",
+    "    Crash by assertion failed.",
+    "CHANGE-REPL-ID",
+    "    Change the replication IDs of the instance.",
+    "    Dangerous: should be used only for testing the replication subsystem.",
+    "CONFIG-REWRITE-FORCE-ALL",
+    "    Like CONFIG REWRITE but writes all configuration options, including",
+    "    keywords not listed in original configuration file or default values.",
+    "CRASH-AND-RECOVER [<milliseconds>]",
+    "    Hard crash and restart after a <milliseconds> delay (default 0).",
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    Output a hex signature of the values of all the specified keys.",
+    "ERROR <string>",
+    "    Return a Redis protocol error with <string> as message. Useful for clients",
+    "    unit tests to simulate Redis errors.",
+    "LEAK <string>",
+    "    Create a memory leak of the input string.",
+    "LOG <message>",
+    "    Write <message> to the server log.",
+    "HTSTATS <dbid>",
+    "    Return hash table statistics of the specified Redis database.",
+    "HTSTATS-KEY <key>",
+    "    Like HTSTATS but for the hash table stored at <key>'s value.",
+    "LOADAOF",
+    "    Flush the AOF buffers on disk and reload the AOF in memory.",
+    "REPLICATE <string>",
+    "    Replicates the provided string to replicas, allowing data divergence.",
+    "MALLCTL <key> [<val>]",
+    "    Get or set a malloc tuning integer.",
+    "MALLCTL-STR <key> [<val>]",
+    "    Get or set a malloc tuning string.",
+    "OBJECT <key>",
+    "    Show low level info about `key` and associated value.",
+    "DROP-CLUSTER-PACKET-FILTER <packet-type>",
+    "    Drop all packets that match the filtered type. Set to -1 allow all packets.",
+    "OOM",
+    "    Crash the server simulating an out-of-memory error.",
+    "PANIC",
+    "    Crash the server simulating a panic.",
+    "POPULATE <count> [<prefix>] [<size>]",
+    "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+    "    it is used instead of the 'key' prefix. These are not propagated to",
+    "    replicas. Cluster slots are not respected so keys not belonging to the",
+    "    current node can be created in cluster mode.",
+    "PROTOCOL <type>",
+    "    Reply with a test value of the specified type. <type> can be: string,",
+    "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+    "    true, false.",
+    "RELOAD [option ...]",
+    "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+    "    * MERGE: conflicting keys will be loaded from RDB.",
+    "    * NOFLUSH: the existing database will not be removed before load, but",
+    "      conflicting keys will generate an exception and kill the server.",
+    "    * NOSAVE: the database will be loaded from an existing RDB file.",
+    "    Examples:",
+    "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+    "      the database.",
+    "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+    "      existing RDB file.",
+    "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+    "      file to the database.",
+    "RESTART [<milliseconds>]",
+    "    Graceful restart: save config, db, restart after a <milliseconds> delay (default 0).",
+    "SDSLEN <key>",
+    "    Show low level SDS string info representing `key` and value.",
+    "SEGFAULT",
+    "    Crash the server with sigsegv.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Setting it to 0 disables expiring keys in background when they are not",
+    "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+    "    default.",
+    "QUICKLIST-PACKED-THRESHOLD <size>",
+    "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+    "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+    "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+    "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+    "STRINGMATCH-TEST",
+    "    Run a fuzz tester against the stringmatchlen() function.",
+    "STRUCTSIZE",
+    "    Return the size of different Redis core C structures.",
+    "LISTPACK <key>",
+    "    Show low level info about the listpack encoding of <key>.",
+    "QUICKLIST <key> [<0|1>]",
+    "    Show low level info about the quicklist encoding of <key>.",
+    "    The optional argument (0 by default) sets the level of detail",
+    "CLIENT-EVICTION",
+    "    Show low level client eviction pools info (maxmemory-clients).",
+    "PAUSE-CRON <0|1>",
+    "    Stop periodic cron job processing.",
+    "REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
+    "    Sets the time (in milliseconds) to wait between client reply buffer peak resets.",
+    "    In case NEVER is provided the last observed peak will never be reset",
+    "    In case RESET is provided the peak reset time will be restored to the default value",
+    "REPLYBUFFER RESIZING <0|1>",
+    "    Enable or disable the reply buffer resize cron job",
+    "CLUSTERLINK KILL <to|from|all> <node-id>",
+    "    Kills the link based on the direction to/from (both) with the provided node.",
+    "HELP",
+    "    Prints this help.",
+)
+
+# C's strtod on the leading part of a text: blanks, then a decimal or hex float, or inf /
+# nan; what follows is ignored and no number at all reads as 0.
+_STRTOD = re.compile(
+    rb"[ \t\n\v\f\r]*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+    rb"(?:[pP][+-]?[0-9]+)?|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+    rb"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN]))")
+_ATOI = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+
+
+def _strtod(text: bytes) -> float:
+    m = _STRTOD.match(text)
+    if m is None:
+        return 0.0
+    word = m.group(1)
+    if b"x" in word or b"X" in word:
+        sign = -1.0 if word[:1] == b"-" else 1.0
+        body = word.lstrip(b"+-")
+        if body[2:].startswith((b"p", b"P")) or body[2:] in (b"", b"."):
+            return 0.0  # "0x" alone: strtod reads the 0
+        return sign * float.fromhex(body.decode())
+    return float(word)
+
+
+def _atoi(text: bytes) -> int:
+    """C's atoi as glibc has it: strtol's value (saturated to 64 bits) cut to an int."""
+    m = _ATOI.match(text)
+    if m is None:
+        return 0
+    value = min(max(int(m.group(1)), -2**63), 2**63 - 1)
+    return (value + 2**31) % 2**32 - 2**31
+
+
+def _sleep_seconds(text: bytes) -> float:
+    """How long DEBUG SLEEP stops the server: Redis turns the seconds into whole
+    microseconds (a C cast, toward zero) and nanosleep refuses a negative time, so a
+    negative, infinite, NaN or out-of-range value returns at once."""
+    seconds = _strtod(text)
+    if not math.isfinite(seconds) or not 0 <= seconds * 1e6 < 2**63:
+        return 0.0
+    return int(seconds * 1e6) / 1e6
+
+
+# --- DEBUG OBJECT's serializedlength: the value's size in an RDB file ----------------------
+
+def _rdb_len(n: int) -> int:
+    """Bytes of an RDB length prefix."""
+    return 1 if n < 64 else 2 if n < 16384 else 5 if n <= 0xFFFFFFFF else 9
+
+
+def _rdb_int_size(value: bytes) -> int:
+    """Bytes of a string saved as an RDB integer (8, 16 or 32 bits), 0 if it is not one."""
+    if len(value) > 11 or K.string_encoding(value) != "int":
+        return 0
+    n = int(value)
+    for size, bits in ((2, 8), (3, 16), (5, 32)):
+        if -2**(bits - 1) <= n < 2**(bits - 1):
+            return size
+    return 0
+
+
+def _rdb_string(value: bytes) -> int:
+    """An RDB string's bytes, uncompressed (Redis LZF-compresses strings over 20 bytes
+    when that makes them shorter; streamd does not model LZF)."""
+    return _rdb_int_size(value) or _rdb_len(len(value)) + len(value)
+
+
+def _listpack_entry(value: bytes) -> int:
+    """Bytes of one listpack entry: its header and data, then its back-length."""
+    size = _rdb_int_size(value) and len(value) <= 20 and K.string_encoding(value) == "int"
+    if size:
+        n = int(value)
+        size = next(s for s, bits in ((1, 7), (2, 13), (3, 16), (4, 24), (5, 32), (9, 64))
+                    if (0 <= n < 128 if bits == 7 else -2**(bits - 1) <= n < 2**(bits - 1)))
+    else:
+        n = len(value)
+        size = (1 if n < 64 else 2 if n < 4096 else 5) + n
+    back = 1 if size < 128 else 2 if size < 16384 else 3 if size < 2097152 else \
+        4 if size < 268435456 else 5
+    return size + back
+
+
+def _serialized_length(value, config) -> int:
+    if isinstance(value, bytes):
+        return _rdb_string(value)
+    if isinstance(value, dict):
+        if K.encoding(value, config) == "hashtable":
+            return _rdb_len(len(value)) + sum(_rdb_string(f) + _rdb_string(v)
+                                              for f, v in value.items())
+        blob = 7 + sum(_listpack_entry(f) + _listpack_entry(v) for f, v in value.items())
+        return _rdb_len(blob) + blob
+    # A stream's RDB form: each listpack node under its 16-byte ID key, then the stream's
+    # metadata (length, IDs, counters) and its groups. The nodes are counted from the
+    # modelled listpacks (Redis LZF-compresses them); the rest is a rough allowance, so
+    # this figure is an estimate, not Redis's.
+    nodes = sum(17 + _rdb_len(n) + n for n in value.listpack_bytes())
+    return nodes + 20 + 30 * len(value.groups)
+
+
+@command("debug", -2, "admin noscript loading stale", group="server", since="1.0.0",
+         summary="A container for debugging commands", complexity="Depends on subcommand.",
+         doc_flags=("syscmd",), protected="enable-debug-command")
+def debug(ctx, argv):
+    """DEBUG subcommand [argument ...]
+
+    Redis 7.0's subcommands HELP, SLEEP, OBJECT, SET-ACTIVE-EXPIRE and CHANGE-REPL-ID;
+    any other (or a known one with the wrong argument count) gets Redis's unknown-
+    subcommand error. SLEEP stops the whole server, as Redis's does.
+    """
+    sub = argv[1].lower()
+    argc = len(argv)
+    if sub == b"help" and argc == 2:
+        return [Simple(line) for line in _HELP]
+    if sub == b"sleep" and argc == 3:
+        seconds = _sleep_seconds(argv[2])
+        if seconds:
+            time.sleep(seconds)  # Redis's nanosleep holds every client for the duration
+        return OK
+    if sub == b"object" and argc == 3:
+        value = ctx.db.get(argv[2])
+        if value is None:
+            raise CommandError(E.NO_SUCH_KEY)
+        refcount = K.string_refcount(value) if isinstance(value, bytes) else 1
+        # Access times are not kept per key: the key reads as used now (as OBJECT
+        # IDLETIME says); lru is Redis's 24-bit seconds clock.
+        clock = int(time.time()) & 0xFFFFFF
+        return Simple(f"Value at:{id(value):#x} refcount:{refcount} "
+                      f"encoding:{K.encoding(value, ctx.config)} "
+                      f"serializedlength:{_serialized_length(value, ctx.config)} "
+                      f"lru:{clock} lru_seconds_idle:0")
+    if sub == b"set-active-expire" and argc == 3:
+        ctx.keyspace.active_expire_enabled = _atoi(argv[2]) != 0
+        return OK
+    if sub == b"change-repl-id" and argc == 2:
+        ctx.server.replid = os.urandom(20).hex()
+        return OK
+    raise CommandError(E.unknown_subcommand_or_arity(argv[1], "debug"))
