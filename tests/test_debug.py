@@ -166,7 +166,7 @@ def test_debug_help(d):
 
 
 @pytest.mark.parametrize("args", [
-    ("nosuch",), ("JMAP",), ("help", "x"), ("sleep",), ("sleep", "0", "1"), ("object",),
+    ("nosuch",), ("JMAP",), ("help", "x"), ("digest", "x"), ("sleep",), ("sleep", "0", "1"), ("object",),
     ("object", "a", "b"), ("set-active-expire",), ("change-repl-id", "x")])
 def test_unknown_subcommand_or_wrong_count(debug_target, args):
     assert _wire(debug_target, "DeBuG", *args) == (
@@ -259,3 +259,38 @@ def test_change_repl_id(d):
     assert re.fullmatch(r"[0-9a-f]{40}", after["master_replid"])
     assert after["master_replid2"] == 0  # forty zeros, read by redis-py as a number
     assert after["run_id"] == before["run_id"]
+
+
+def _digest_dataset(t: Target, d) -> None:
+    d.set("s", "hello")
+    d.set("n", "123")
+    d.pexpire("s", 100000)
+    d.hset("h", mapping={"a": "1", "b": "2"})
+    d.xadd("x", {"f": "v", "g": "w"}, id="1-1")
+    d.xadd("x", {"f": "v2"}, id="5-0")
+    d.xgroup_create("x", "g", id="0")  # groups are not part of the digest
+    other = redis.Redis(host=t.host, port=t.port, db=1, password=t.password)
+    other.set("s", "z")
+    other.close()
+
+
+# Recorded from Redis 7.0.15 for the dataset above: the digest is a function of the data
+# alone (SHA1 based), so a server computing it as Redis does gives these very values.
+def test_debug_digest(debug_target, d):
+    assert d.execute_command("DEBUG", "DIGEST") == b"0" * 40
+    _digest_dataset(debug_target, d)
+    assert d.execute_command("DEBUG", "DIGEST") == b"1f96b31e1503ee0644bcf51bbed603c3b6b01c3e"
+    d.persist("s")
+    assert d.execute_command("DEBUG", "DIGEST") != b"1f96b31e1503ee0644bcf51bbed603c3b6b01c3e"
+
+
+def test_debug_digest_value(debug_target, d):
+    _digest_dataset(debug_target, d)
+    assert d.execute_command("DEBUG", "DIGEST-VALUE", "s", "x", "nokey", "h") == [
+        b"d037c4eb8a8b36b602fbced4000daeab0714c1e3", b"0ff38b4db8b8b1ebcca6a4c65750e1f96d6f1bb4",
+        b"0" * 40, b"6c8f22b3bf510fdcfd6122dd0f908a80e88243bf"]
+    assert d.execute_command("DEBUG", "DIGEST-VALUE") == []
+    d.delete("h")
+    d.hset("h", mapping={"b": "2", "a": "1"})  # field order does not matter
+    assert d.execute_command("DEBUG", "DIGEST-VALUE", "h") == [
+        b"6c8f22b3bf510fdcfd6122dd0f908a80e88243bf"]

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
 import time
 
 from ..protocol.replies import OK, Simple
+from ..store.streamid import MAX_ID
 from . import errors as E
 from . import keyutil as K
 from .errors import CommandError
@@ -223,13 +225,64 @@ def _serialized_length(value, config) -> int:
     return nodes + 20 + 30 * len(value.groups)
 
 
+# --- DEBUG DIGEST / DIGEST-VALUE: Redis's SHA1-based dataset signature -------------------
+# Unordered parts (keys, hash fields) are combined by xoring their SHA1s, ordered parts
+# (a key's type and contents, a stream's entries) by feeding each step's result back in.
+
+_ZERO = bytes(20)
+# Redis's type codes, mixed into each value's digest.
+_TYPE_CODES = {"string": 0, "list": 1, "set": 2, "zset": 3, "hash": 4, "stream": 6}
+
+
+def _xor(digest: bytes, data: bytes) -> bytes:
+    """``digest`` xored with the SHA1 of ``data``."""
+    h = hashlib.sha1(data).digest()
+    return (int.from_bytes(digest, "big") ^ int.from_bytes(h, "big")).to_bytes(20, "big")
+
+
+def _mix(digest: bytes, data: bytes) -> bytes:
+    """``data`` xored in, then the whole digest hashed again (order matters)."""
+    return hashlib.sha1(_xor(digest, data)).digest()
+
+
+def _value_digest(db, key: bytes, value, digest: bytes = _ZERO) -> bytes:
+    digest = _mix(digest, _TYPE_CODES[K.type_name(value)].to_bytes(4, "big"))
+    if isinstance(value, bytes):
+        digest = _mix(digest, bytes(value))
+    elif isinstance(value, dict):
+        for field, item in value.items():
+            digest = _xor(digest, _mix(_mix(_ZERO, field), item))
+    else:
+        for sid, fields in value.range(0, MAX_ID):
+            digest = _mix(digest, b"%d.%d" % (sid >> 64, sid & (2**64 - 1)))
+            for part in fields:
+                digest = _mix(digest, part)
+    if key in db.expires:
+        digest = _xor(digest, b"!!expire!!")
+    return digest
+
+
+def _dataset_digest(keyspace) -> bytes:
+    """Every key of every database, logically expired ones not yet deleted included (Redis
+    reads its tables directly, without expiring anything)."""
+    final = _ZERO
+    for db in keyspace.dbs:
+        if not db.data:
+            continue
+        final = _mix(final, db.index.to_bytes(4, "big"))
+        for key, value in db.data.items():
+            final = _xor(final, _value_digest(db, key, value, _mix(_ZERO, key)))
+    return final
+
+
 @command("debug", -2, "admin noscript loading stale", group="server", since="1.0.0",
          summary="A container for debugging commands", complexity="Depends on subcommand.",
          doc_flags=("syscmd",), protected="enable-debug-command")
 def debug(ctx, argv):
     """DEBUG subcommand [argument ...]
 
-    Redis 7.0's subcommands HELP, SLEEP, OBJECT, SET-ACTIVE-EXPIRE and CHANGE-REPL-ID;
+    Redis 7.0's subcommands HELP, SLEEP, OBJECT, SET-ACTIVE-EXPIRE, CHANGE-REPL-ID,
+    DIGEST and DIGEST-VALUE;
     any other (or a known one with the wrong argument count) gets Redis's unknown-
     subcommand error. SLEEP stops the whole server, as Redis's does.
     """
@@ -260,4 +313,10 @@ def debug(ctx, argv):
     if sub == b"change-repl-id" and argc == 2:
         ctx.server.replid = os.urandom(20).hex()
         return OK
+    if sub == b"digest" and argc == 2:
+        return Simple(_dataset_digest(ctx.keyspace).hex())
+    if sub == b"digest-value":
+        db = ctx.db
+        return [Simple((_value_digest(db, key, db.data[key]) if key in db.data
+                        else _ZERO).hex()) for key in argv[2:]]
     raise CommandError(E.unknown_subcommand_or_arity(argv[1], "debug"))
