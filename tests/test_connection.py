@@ -1096,12 +1096,45 @@ def test_client_reply_off_silences_a_monitor(r, raw):
     assert _args(_shown(m, c)) == [_END]
 
 
-@pytest.mark.streamd_only
-def test_client_reply_off_leaves_out_the_protocol_error(raw):
-    # Redis sends nothing either, but then keeps the connection open without reading it;
-    # streamd closes it.
+@pytest.mark.parametrize("requests", [
+    b"CLIENT REPLY OFF\r\nQUIT\r\n",
+    b"CLIENT REPLY SKIP\r\nQUIT\r\n",
+    b"CLIENT REPLY OFF\r\n*1\r\n$x\r\n",  # a protocol error, its reply left out too
+])
+def test_closing_with_nothing_to_write_leaves_the_connection_open(r, raw, requests):
+    """Redis closes a client after QUIT (or a protocol error) once its output is written;
+    with the reply left out there is none, so the connection stays open, flagged ``c``,
+    and nothing it sends runs any more; it goes when the peer closes."""
     c = raw()
-    c.send(b"CLIENT REPLY OFF\r\n*1\r\n$x\r\n")
+    cid = _raw_client_id(c)
+    c.send(requests)
+    assert wait_for(lambda: _fields_of(r, cid).get("flags") == "c")
+    c.send(b"CLIENT REPLY ON\r\nSET k v\r\nPING\r\n")
+    assert not c.is_closed(timeout=0.3)
+    assert c.buf == b"" and r.exists("k") == 0
+    assert _fields_of(r, cid)["flags"] == "c"
+    c.close()
+    assert wait_for(lambda: r.execute_command("CLIENT", "LIST", "ID", str(cid)) == b"")
+
+
+def test_quit_after_a_pending_reply_closes_once_it_is_written(r, raw):
+    c = raw()
+    c.send(b"PING\r\nCLIENT REPLY OFF\r\nQUIT\r\n")
+    assert c.is_closed() and c.buf == b"+PONG\r\n"
+
+
+@pytest.mark.parametrize("setup, trigger", [
+    ([b"SUBSCRIBE ch\r\n"], lambda r: r.publish("ch", "m")),
+    ([b"CLIENT TRACKING ON\r\n", b"GET k\r\n"], lambda r: r.set("k", "v")),
+])
+def test_a_message_for_a_client_left_open_by_quit_closes_it_unsent(r, raw, setup, trigger):
+    c = raw()
+    for request in [b"HELLO 3\r\n"] + setup:
+        c.send(request)
+        c.read_reply()
+    c.send(b"CLIENT REPLY OFF\r\nQUIT\r\n")
+    assert not c.is_closed(timeout=0.3)
+    trigger(r)
     assert c.is_closed() and c.buf == b""
 
 

@@ -192,6 +192,8 @@ def client_line(c, now: float) -> str:
             flags += "B"
     if c.watched and c.watch_dirty:
         flags += "d"
+    if c.close_when_written:
+        flags += "c"
     if c.no_evict:
         flags += "e"
     if c.no_touch:

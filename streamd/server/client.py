@@ -26,8 +26,9 @@ log = logging.getLogger("streamd")
 
 
 class _Discard:
-    """Stands in for the reader once a protocol error waits to be reported: Redis parses
-    nothing after the bad bytes."""
+    """Stands in for the reader once a protocol error waits to be reported (Redis parses
+    nothing after the bad bytes), and for a client that is to close once its output is
+    written but has none (Redis runs nothing more of what it sends)."""
 
     held = False
 
@@ -90,6 +91,10 @@ class Client(asyncio.Protocol):
         self.pending: deque = deque()  # requests received while blocked
         self._bad_input: str | None = None  # a protocol error to report once pending is done
         self.closing = False
+        # Redis's CLOSE_AFTER_REPLY (QUIT, CLIENT KILL of itself, a protocol error): the
+        # connection closes once its output is written, and stays open, reading nothing
+        # more, while there is none (CLIENT REPLY OFF or SKIP swallowed the last reply).
+        self.close_when_written = False
         self.no_evict = False
         self.no_touch = False
         self.created = time.time()
@@ -338,16 +343,20 @@ class Client(asyncio.Protocol):
                 self.io_writes += 1
                 self.transport.write(data)
         if self.closing and self.transport is not None and not self.transport.is_closing():
-            self.transport.close()
+            if data or not self.close_when_written:
+                self.transport.close()
+            else:
+                # Still read, to notice the peer closing, but run nothing more.
+                self.reader = _DISCARD
 
     def protocol_error(self, message: str) -> None:
         self.server.log_verbose(f"Protocol error ({message}) from client: id={self.id} "
                                 f"addr={self.addr}")
         if not (self.reply_off or self.reply_skip):
-            # Under CLIENT REPLY OFF|SKIP Redis sends no error either; it also leaves the
-            # connection open without reading from it, where streamd closes it.
+            # Under CLIENT REPLY OFF|SKIP Redis sends no error either, and then, having
+            # nothing to write, leaves the connection open without reading from it.
             encode(ErrorReply(f"ERR Protocol error: {message}"), self._out, self.resp)
-        self.closing = True
+        self.close_after_reply()
         self.flush()
 
     def query_buffer_full(self) -> None:
@@ -361,7 +370,15 @@ class Client(asyncio.Protocol):
         self.flush()
 
     def close_after_reply(self) -> None:
-        self.closing = True
+        self.closing = self.close_when_written = True
+
+    def push_dropped(self) -> None:
+        """A message (pub/sub, invalidation) for a client that is closing. Redis adds none
+        to a client to close after its reply, but the write it schedules closes one left
+        open with nothing to write."""
+        if (self.close_when_written and not self._out and self.transport is not None
+                and not self.transport.is_closing()):
+            self.transport.close()
 
     def abort(self) -> None:
         """Close at once, dropping the output not written yet (output buffer limits)."""

@@ -121,6 +121,7 @@ class PubSub:
         running = self.running
         for client in list(subs):
             if client.closing:
+                client.push_dropped()
                 continue
             data = encoded.get(client.resp)
             if data is None:

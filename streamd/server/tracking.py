@@ -274,6 +274,7 @@ class Tracking:
 
     def _push(self, client, push: Push, resp: int) -> None:
         if client.closing:
+            client.push_dropped()
             return
         data = bytearray()
         encode(push, data, resp)
