@@ -194,17 +194,17 @@ def _rdb_string(value: bytes) -> int:
 
 
 def _listpack_entry(value: bytes) -> int:
-    """Bytes of one listpack entry: its header and data, then its back-length."""
-    size = _rdb_int_size(value) and len(value) <= 20 and K.string_encoding(value) == "int"
-    if size:
+    """Bytes of one listpack entry: its header and data, then its back-length. A string
+    that reads as a 64-bit integer is stored as one, in the smallest of the sizes."""
+    if K.string_encoding(value) == "int":
         n = int(value)
-        size = next(s for s, bits in ((1, 7), (2, 13), (3, 16), (4, 24), (5, 32), (9, 64))
-                    if (0 <= n < 128 if bits == 7 else -2**(bits - 1) <= n < 2**(bits - 1)))
+        size = (1 if 0 <= n < 128 else 2 if -4096 <= n < 4096 else 3 if -2**15 <= n < 2**15
+                else 4 if -2**23 <= n < 2**23 else 5 if -2**31 <= n < 2**31 else 9)
     else:
         n = len(value)
         size = (1 if n < 64 else 2 if n < 4096 else 5) + n
-    back = 1 if size < 128 else 2 if size < 16384 else 3 if size < 2097152 else \
-        4 if size < 268435456 else 5
+    back = (1 if size < 128 else 2 if size < 16384 else 3 if size < 2097152
+            else 4 if size < 268435456 else 5)
     return size + back
 
 
