@@ -294,3 +294,16 @@ def test_debug_digest_value(debug_target, d):
     d.hset("h", mapping={"b": "2", "a": "1"})  # field order does not matter
     assert d.execute_command("DEBUG", "DIGEST-VALUE", "h") == [
         b"6c8f22b3bf510fdcfd6122dd0f908a80e88243bf"]
+
+
+def test_digest_and_object_of_a_string_edited_in_place(d):
+    # An appended string is kept in a mutable buffer: DEBUG still sees a string, with the
+    # digest of its bytes and the sizes and refcount of a raw string.
+    d.set("plain", "hello world")
+    d.set("edited", "hello")
+    d.append("edited", " world")
+    plain, edited = d.execute_command("DEBUG", "DIGEST-VALUE", "plain", "edited")
+    assert edited == plain != b"0" * 40
+    info = d.execute_command("DEBUG", "OBJECT", "edited")
+    info = info.decode() if isinstance(info, bytes) else info
+    assert "encoding:raw" in info and "refcount:1" in info and "serializedlength:12" in info

@@ -209,8 +209,8 @@ def _listpack_entry(value: bytes) -> int:
 
 
 def _serialized_length(value, config) -> int:
-    if isinstance(value, bytes):
-        return _rdb_string(value)
+    if isinstance(value, K.STRING):
+        return _rdb_string(bytes(value))
     if isinstance(value, dict):
         if K.encoding(value, config) == "hashtable":
             return _rdb_len(len(value)) + sum(_rdb_string(f) + _rdb_string(v)
@@ -247,7 +247,7 @@ def _mix(digest: bytes, data: bytes) -> bytes:
 
 def _value_digest(db, key: bytes, value, digest: bytes = _ZERO) -> bytes:
     digest = _mix(digest, _TYPE_CODES[K.type_name(value)].to_bytes(4, "big"))
-    if isinstance(value, bytes):
+    if isinstance(value, K.STRING):
         digest = _mix(digest, bytes(value))
     elif isinstance(value, dict):
         for field, item in value.items():
@@ -299,7 +299,7 @@ def debug(ctx, argv):
         value = ctx.db.get(argv[2])
         if value is None:
             raise CommandError(E.NO_SUCH_KEY)
-        refcount = K.string_refcount(value) if isinstance(value, bytes) else 1
+        refcount = K.string_refcount(value) if isinstance(value, K.STRING) else 1
         # Access times are not kept per key: the key reads as used now (as OBJECT
         # IDLETIME says); lru is Redis's 24-bit seconds clock.
         clock = int(time.time()) & 0xFFFFFF
