@@ -31,6 +31,7 @@ class Arg:
     multiple: bool = False
     multiple_token: bool = False
     since: str | None = None
+    deprecated_since: str | None = None
     display: str | None = None
     key_spec_index: int | None = None
     arguments: tuple["Arg", ...] = ()
@@ -45,6 +46,8 @@ class Arg:
             out.append(("token", self.token))
         if self.since:
             out.append(("since", self.since))
+        if self.deprecated_since:
+            out.append(("deprecated_since", self.deprecated_since))
         flags = [f for f, on in (("optional", self.optional), ("multiple", self.multiple),
                                  ("multiple_token", self.multiple_token)) if on]
         if flags:
@@ -123,6 +126,9 @@ class Command:
     # A deprecated command's docs name the version that deprecated it and its replacement.
     deprecated_since: str = ""
     replaced_by: str = ""
+    # COMMAND DOCS's "history": (version, what changed) pairs, oldest first, as Redis's
+    # command JSON lists them.
+    history: tuple = ()
     subcommands: dict = field(default_factory=dict)
     parent: "Command | None" = None
     # A container dispatch resolves without a subcommand argument: the command itself
@@ -227,6 +233,10 @@ class Command:
         if self.deprecated_since:
             out.append(("deprecated_since", self.deprecated_since))
             out.append(("replaced_by", self.replaced_by))
+        if self.history:
+            # A set of pairs in RESP3, as Redis 7.0.15 replies it (an array in RESP2).
+            out.append(("history", SetReply([[v.encode(), text.encode()]
+                                             for v, text in self.history])))
         if self.arguments:
             out.append(("arguments", [a.doc() for a in self.arguments]))
         if self.subcommands:
@@ -276,7 +286,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             doc_flags: tuple = (), keyword_keys: tuple = (), pure: bool = False,
             deprecated: tuple = (), alone: bool = False, key_flags: tuple | str = (),
             acl: str = "", tips: str = "", key_notes: str = "", spec_last: tuple = (),
-            group_acl: bool = True, protected: str = ""):
+            group_acl: bool = True, protected: str = "", history: tuple = ()):
     """Register a command (or, with ``container=True``, a container of subcommands).
 
     Used as a decorator on the handler ``handler(ctx, argv) -> reply``; a container is
@@ -298,7 +308,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     category (WAIT is documented under generic, yet is only @connection). ``protected``
     names the ``enable-*-command`` config that guards the command (DEBUG): its dispatch
     entry then always takes the dispatcher's checked path, so the guard costs the other
-    commands nothing.
+    commands nothing. ``history`` is COMMAND DOCS's list of (version, change) pairs.
     """
     if keyword_keys:
         flags += " movablekeys"
@@ -331,7 +341,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
                       doc_flags=("deprecated",) + doc_flags if deprecated else doc_flags,
                       deprecated_since=deprecated[0] if deprecated else "",
                       replaced_by=deprecated[1] if deprecated else "",
-                      protected=protected)
+                      history=tuple(history), protected=protected)
         if "|" in cmd.name:
             parent_name, sub = cmd.name.split("|", 1)
             parent = TABLE[parent_name.encode()]
