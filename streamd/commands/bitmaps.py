@@ -152,7 +152,10 @@ def _clamp(start: int, end: int, total: int) -> tuple[int, int]:
                             oneof("unit", token("BYTE"), token("BIT"), optional=True,
                                   since="7.0.0"),
                             optional=True)),
-         pure=True)
+         pure=True,
+         history=(
+             ("7.0.0", "Added the `BYTE|BIT` option."),
+         ))
 def bitcount(ctx, argv):
     """BITCOUNT key [start end [BYTE | BIT]]"""
     value = K.lookup_read(ctx.db, argv[1], K.STRING)
@@ -203,7 +206,10 @@ def _first_bit(value: bytes, bit: int, first: int, last: int) -> int:
                                  since="7.0.0"),
                            optional=True),
                      optional=True)),
-         pure=True)
+         pure=True,
+         history=(
+             ("7.0.0", "Added the `BYTE|BIT` option."),
+         ))
 def bitpos(ctx, argv):
     """BITPOS key bit [start [end [BYTE | BIT]]]"""
     bit = parse_int(argv[2])

@@ -86,7 +86,10 @@ def _check_password(ctx, user: bytes, password: bytes) -> None:
 @command("auth", -2, "noscript loading stale fast noauth allow_busy", group="connection",
          since="1.0.0",
          summary="Authenticates the connection.", complexity="O(N) where N is the number of passwords defined for the user",
-         args=(string("username", optional=True, since="6.0.0"), string("password")))
+         args=(string("username", optional=True, since="6.0.0"), string("password")),
+         history=(
+             ("6.0.0", "Added ACL style (username and password)."),
+         ))
 def auth(ctx, argv):
     """AUTH [username] password"""
     if len(argv) > 3:
@@ -107,7 +110,10 @@ def auth(ctx, argv):
                      block("auth", string("username"), string("password"), token="AUTH",
                            optional=True),
                      string("clientname", token="SETNAME", optional=True),
-                     optional=True),))
+                     optional=True),),
+         history=(
+             ("6.2.0", "`protover` made optional; when called without arguments the command reports the current connection's context."),
+         ))
 def hello(ctx, argv):
     """HELLO [protover [AUTH username password] [SETNAME clientname]]"""
     proto = ctx.resp
@@ -263,8 +269,16 @@ def client_info(ctx, argv):
          tips="nondeterministic_output", group="connection", since="2.4.0",
          summary="Lists open connections.", complexity="O(N) where N is the number of client connections",
          args=(oneof("client-type", token("NORMAL"), token("MASTER"), token("REPLICA"),
-                     token("PUBSUB"), token="TYPE", optional=True),
-               integer("client-id", token="ID", optional=True, multiple=True)))
+                     token("PUBSUB"), token="TYPE", optional=True, since="5.0.0"),
+               integer("client-id", token="ID", optional=True, multiple=True, since="6.2.0")),
+         history=(
+             ("2.8.12", "Added unique client `id` field."),
+             ("5.0.0", "Added optional `TYPE` filter."),
+             ("6.0.0", "Added `user` field."),
+             ("6.2.0", "Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."),
+             ("7.0.0", "Added `resp`, `multi-mem`, `rbs` and `rbp` fields."),
+             ("7.0.3", "Added `ssub` field."),
+         ))
 def client_list(ctx, argv):
     """CLIENT LIST [TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]"""
     # Redis 7.0 takes one filter or none: TYPE with exactly one value, or ID with one or
@@ -307,17 +321,26 @@ def _positive(arg: bytes, not_integer: str, not_positive: str) -> int:
 
 @command("client|kill", -3, "admin noscript loading stale", group="connection", since="2.4.0",
          summary="Terminates open connections.", complexity="O(N) where N is the number of client connections",
-         args=(oneof("filter", string("ip:port"),
-                     block("new-format", integer("client-id", token="ID", optional=True),
-                           oneof("client-type", token("NORMAL"), token("MASTER"),
-                                 token("SLAVE"), token("REPLICA"), token("PUBSUB"),
-                                 token="TYPE", optional=True),
+         args=(oneof("filter", string("ip:port", deprecated_since="2.8.12"),
+                     oneof("new-format",
+                           integer("client-id", token="ID", optional=True, since="2.8.12"),
+                           oneof("client-type", token("NORMAL"), token("MASTER", since="3.2.0"),
+                                 token("SLAVE"), token("REPLICA", since="5.0.0"),
+                                 token("PUBSUB"), token="TYPE", optional=True,
+                                 since="2.8.12"),
                            string("username", token="USER", optional=True),
                            string("ip:port", token="ADDR", optional=True),
-                           string("ip:port", token="LADDR", optional=True),
+                           string("ip:port", token="LADDR", optional=True, since="6.2.0"),
                            string("skipme", token="SKIPME", optional=True),
                            integer("maxage", token="MAXAGE", optional=True,
-                                   since="7.4.0"))),))
+                                   since="7.4.0"), multiple=True)),),
+         history=(
+             ("2.8.12", "Added new filter format."),
+             ("2.8.12", "`ID` option."),
+             ("3.2.0", "Added `master` type in for `TYPE` option."),
+             ("5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."),
+             ("6.2.0", "`LADDR` option."),
+         ))
 def client_kill(ctx, argv):
     """CLIENT KILL <ip:port | <[ID client-id] | [TYPE type] | [USER username] | [ADDR ip:port]
     | [LADDR ip:port] | [SKIPME yes/no] | [MAXAGE maxage]> ...>
@@ -408,7 +431,10 @@ def client_unblock(ctx, argv):
 @command("client|pause", -3, "admin noscript loading stale", group="connection", since="3.0.0",
          summary="Suspends commands processing.", complexity="O(1)",
          args=(integer("timeout"), oneof("mode", token("WRITE"), token("ALL"), optional=True,
-                                         since="6.2.0")))
+                                         since="6.2.0")),
+         history=(
+             ("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option."),
+         ))
 def client_pause(ctx, argv):
     """CLIENT PAUSE timeout [WRITE | ALL]"""
     if len(argv) > 4:

@@ -22,7 +22,7 @@ from .blocking import Block
 from .errors import CommandError
 from .streams import (entries_reply, entry_reply, get_stream, interval_id, new_stream,
                       parse_ids_block, parse_read_args, read_stream, runs_reply, strict_id)
-from .table import (TABLE, batch_handler, block, command, help_command, integer, key, oneof,
+from .table import (TABLE, Arg, batch_handler, block, command, help_command, integer, key, oneof,
                     string, token)
 
 FATAL_COUNT = LLONG_MAX  # delivery count XNACK FATAL sets: "never retry"
@@ -136,7 +136,10 @@ def _need_group(s, g, argv):
          args=(key(), string("group"), oneof("id-selector", string("id"),
                                              token("$", "new-id")),
                token("MKSTREAM", optional=True),
-               integer("entries-read", token="ENTRIESREAD", optional=True)))
+               integer("entries-read", token="ENTRIESREAD", optional=True)),
+         history=(
+             ("7.0.0", "Added the `entries_read` named argument."),
+         ))
 def xgroup_create(ctx, argv):
     """XGROUP CREATE key group <id | $> [MKSTREAM] [ENTRIESREAD entries-read]
 
@@ -168,7 +171,10 @@ def xgroup_create(ctx, argv):
          args=(key(), string("group"), oneof("id-selector", string("id"),
                                              token("$", "new-id")),
                integer("entriesread", token="ENTRIESREAD", optional=True,
-                       display="entries-read")))
+                       display="entries-read")),
+         history=(
+             ("7.0.0", "Added the optional `entries_read` argument."),
+         ))
 def xgroup_setid(ctx, argv):
     """XGROUP SETID key group <id | $> [ENTRIESREAD entries-read]
 
@@ -631,7 +637,10 @@ def xnack(ctx, argv):
                                         since="6.2.0"),
                      string("start"), string("end"), integer("count"),
                      string("consumer", optional=True), optional=True)),
-         pure=True)
+         pure=True,
+         history=(
+             ("6.2.0", "Added the `IDLE` option and exclusive range intervals."),
+         ))
 def xpending(ctx, argv):
     """XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
 
@@ -696,7 +705,7 @@ def xpending(ctx, argv):
          args=(key(), string("group"), string("consumer"), string("min-idle-time"),
                string("id", multiple=True),
                integer("ms", token="IDLE", optional=True),
-               integer("unix-time-milliseconds", token="TIME", optional=True),
+               Arg("unix-time-milliseconds", "unix-time", token="TIME", optional=True),
                integer("count", token="RETRYCOUNT", optional=True),
                token("FORCE", optional=True), token("JUSTID", optional=True),
                string("lastid", token="LASTID", optional=True)))
@@ -798,7 +807,10 @@ def xclaim(ctx, argv):
          complexity="O(1) if COUNT is small.",
          args=(key(), string("group"), string("consumer"), string("min-idle-time"),
                string("start"), integer("count", token="COUNT", optional=True),
-               token("JUSTID", optional=True)))
+               token("JUSTID", optional=True)),
+         history=(
+             ("7.0.0", "Added an element to the reply array, containing deleted entries the command cleared from the PEL"),
+         ))
 def xautoclaim(ctx, argv):
     """XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 
@@ -892,7 +904,10 @@ def _entries_read_or_null(g):
 @command("XINFO|GROUPS", 3, "readonly", (2, 2, 1),
          key_flags="RO access", group="stream", since="5.0.0",
          summary="Returns a list of the consumer groups of a stream.", complexity="O(1)",
-         args=(key(),))
+         args=(key(),),
+         history=(
+             ("7.0.0", "Added the `entries-read` and `lag` fields"),
+         ))
 def xinfo_groups(ctx, argv):
     """XINFO GROUPS key
 

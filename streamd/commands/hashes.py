@@ -95,7 +95,10 @@ def _hset(ctx, argv, name: str) -> int:
          summary="Creates or modifies the value of a field in a hash.",
          complexity="O(1) for each field/value pair added, so O(N) to add N field/value "
                     "pairs when the command is called with multiple field/value pairs.",
-         args=(key(), block("data", string("field"), string("value"), multiple=True)))
+         args=(key(), block("data", string("field"), string("value"), multiple=True)),
+         history=(
+             ("4.0.0", "Accepts multiple `field` and `value` arguments."),
+         ))
 def hset(ctx, argv):
     """HSET key field value [field value ...]"""
     return _hset(ctx, argv, "hset")
@@ -133,7 +136,10 @@ def hsetnx(ctx, argv):
          summary="Deletes one or more fields and their values from a hash. Deletes the hash "
                  "if no fields remain.",
          complexity="O(N) where N is the number of fields to be removed.",
-         args=(key(), string("field", multiple=True)))
+         args=(key(), string("field", multiple=True)),
+         history=(
+             ("2.4.0", "Accepts multiple `field` arguments."),
+         ))
 def hdel(ctx, argv):
     """HDEL key field [field ...]"""
     db = ctx.db

@@ -69,7 +69,11 @@ def _delete_keys(db, keys: list) -> int:
          tips="request_policy:multi_shard response_policy:agg_sum",
          key_flags="RM delete", group="generic", since="1.0.0",
          summary="Deletes one or more keys.",
-         complexity="O(N) where N is the number of keys that will be removed.",
+         complexity="O(N) where N is the number of keys that will be removed. When a key to "
+                    "remove holds a value other than a string, the individual complexity for "
+                    "this key is O(M) where M is the number of elements in the list, set, "
+                    "sorted set or hash. Removing a single key that holds a string value is "
+                    "O(1).",
          args=(key(multiple=True),))
 def del_(ctx, argv):
     """DEL key [key ...]"""
@@ -80,7 +84,9 @@ def del_(ctx, argv):
          tips="request_policy:multi_shard response_policy:agg_sum",
          key_flags="RM delete", group="generic", since="4.0.0",
          summary="Asynchronously deletes one or more keys.",
-         complexity="O(1) for each key removed regardless of its size.",
+         complexity="O(1) for each key removed regardless of its size. Then the command does "
+                    "O(N) work in a different thread in order to reclaim memory, where N is "
+                    "the number of allocations the deleted objects where composed of.",
          args=(key(multiple=True),))
 def unlink(ctx, argv):
     """UNLINK key [key ...]"""
@@ -93,7 +99,10 @@ def unlink(ctx, argv):
          summary="Determines whether one or more keys exist.",
          complexity="O(N) where N is the number of keys to check.",
          args=(key(multiple=True),),
-         pure=True)
+         pure=True,
+         history=(
+             ("3.0.3", "Accepts multiple `key` arguments."),
+         ))
 def exists(ctx, argv):
     """EXISTS key [key ...]"""
     db = ctx.db
@@ -186,7 +195,10 @@ def parse_scan_options(args: Args, allow_type: bool):
          args=(integer("cursor"), pattern(token="MATCH", optional=True),
                integer("count", token="COUNT", optional=True),
                string("type", token="TYPE", optional=True, since="6.0.0")),
-         pure=True)
+         pure=True,
+         history=(
+             ("6.0.0", "Added the `TYPE` subcommand."),
+         ))
 def scan(ctx, argv):
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]"""
     cursor = K.parse_cursor(argv[1])
@@ -258,7 +270,10 @@ def rename(ctx, argv):
 @command("renamenx", 3, "write fast", (1, 2, 1),
          key_flags=("RW access delete", "OW insert"), group="generic", since="1.0.0",
          summary="Renames a key only when the target key name doesn't exist.",
-         complexity="O(1)", args=(key(), key("newkey", spec=1)))
+         complexity="O(1)", args=(key(), key("newkey", spec=1)),
+         history=(
+             ("3.2.0", "The command no longer returns an error when source and destination names are the same."),
+         ))
 def renamenx(ctx, argv):
     """RENAMENX key newkey"""
     return _rename(ctx, argv, nx=True)
@@ -321,7 +336,7 @@ def copy(ctx, argv):
 
 
 @command("swapdb", 3, "write fast",
-         acl="dangerous", group="generic", since="4.0.0",
+         acl="keyspace dangerous", group="server", since="4.0.0",
          summary="Swaps two Redis databases.",
          complexity="O(N) where N is the count of clients watching or blocking on keys "
                     "from both databases.",
@@ -394,7 +409,8 @@ def _expire_row(name, unit_ms, absolute, since, summary, arg):
              summary=summary, complexity="O(1)",
              args=(key(), arg,
                    oneof("condition", token("NX"), token("XX"), token("GT"), token("LT"),
-                         optional=True, since="7.0.0")))
+                         optional=True, since="7.0.0")),
+             history=(("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."),))
     def handler(ctx, argv):
         return _expire(ctx, argv, name, unit_ms, absolute)
 
@@ -436,7 +452,10 @@ def _ttl(ctx, k: bytes, ms: bool, absolute: bool):
          key_flags="RO access", group="generic", since="1.0.0",
          summary="Returns the expiration time in seconds of a key.", complexity="O(1)",
          args=(key(),),
-         pure=True)
+         pure=True,
+         history=(
+             ("2.8.0", "Added the -2 reply."),
+         ))
 def ttl(ctx, argv):
     """TTL key"""
     return _ttl(ctx, argv[1], ms=False, absolute=False)
@@ -447,7 +466,10 @@ def ttl(ctx, argv):
          key_flags="RO access", group="generic", since="2.6.0",
          summary="Returns the expiration time in milliseconds of a key.", complexity="O(1)",
          args=(key(),),
-         pure=True)
+         pure=True,
+         history=(
+             ("2.8.0", "Added the -2 reply."),
+         ))
 def pttl(ctx, argv):
     """PTTL key"""
     return _ttl(ctx, argv[1], ms=True, absolute=False)

@@ -113,7 +113,10 @@ command("slowlog", -2, "slow", group="server", since="2.2.12",
          tips="request_policy:all_nodes nondeterministic_output", group="server",
          since="2.2.12", summary="Returns the slow log's entries.",
          complexity="O(N) where N is the number of entries returned",
-         args=(integer("count", optional=True),))
+         args=(integer("count", optional=True),),
+         history=(
+             ("4.0.0", "Added client IP address, port and name to the reply."),
+         ))
 def slowlog_get(ctx, argv):
     """SLOWLOG GET [count]
 

@@ -51,7 +51,7 @@ def subscribe(ctx, argv):
 
 @command("unsubscribe", -1, "pubsub noscript loading stale", group="pubsub", since="2.0.0",
          summary="Stops listening to messages posted to channels.",
-         complexity="O(N) where N is the number of channels to unsubscribe.",
+         complexity="O(N) where N is the number of clients already subscribed to a channel.",
          args=(string("channel", optional=True, multiple=True),))
 def unsubscribe(ctx, argv):
     """UNSUBSCRIBE [channel [channel ...]]"""
@@ -60,7 +60,8 @@ def unsubscribe(ctx, argv):
 
 @command("psubscribe", -2, "pubsub noscript loading stale", group="pubsub", since="2.0.0",
          summary="Listens for messages published to channels that match one or more patterns.",
-         complexity="O(N) where N is the number of patterns to subscribe to.",
+         complexity="O(N) where N is the number of patterns the client is already "
+                    "subscribed to.",
          args=(pattern("pattern", multiple=True),))
 def psubscribe(ctx, argv):
     """PSUBSCRIBE pattern [pattern ...]"""
@@ -70,7 +71,9 @@ def psubscribe(ctx, argv):
 @command("punsubscribe", -1, "pubsub noscript loading stale", group="pubsub", since="2.0.0",
          summary="Stops listening to messages published to channels that match one or more "
                  "patterns.",
-         complexity="O(N) where N is the number of patterns to unsubscribe.",
+         complexity="O(N+M) where N is the number of patterns the client is already "
+                    "subscribed and M is the number of total patterns subscribed in the "
+                    "system (by any client).",
          args=(pattern("pattern", optional=True, multiple=True),))
 def punsubscribe(ctx, argv):
     """PUNSUBSCRIBE [pattern [pattern ...]]"""
@@ -90,7 +93,8 @@ def ssubscribe(ctx, argv):
 @command("sunsubscribe", -1, "pubsub noscript loading stale", keys=(1, -1, 1),
          key_flags="not_key", group="pubsub", since="7.0.0",
          summary="Stops listening to messages posted to shard channels.",
-         complexity="O(N) where N is the number of shard channels to unsubscribe.",
+         complexity="O(N) where N is the number of clients already subscribed to a shard "
+                    "channel.",
          args=(string("shardchannel", optional=True, multiple=True),))
 def sunsubscribe(ctx, argv):
     """SUNSUBSCRIBE [shardchannel [shardchannel ...]]"""

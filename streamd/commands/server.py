@@ -202,7 +202,10 @@ def info_text(ctx, sections: list[str]) -> str:
          tips="nondeterministic_output request_policy:all_shards response_policy:special",
          group="server", since="1.0.0",
          summary="Returns information and statistics about the server.", complexity="O(1)",
-         args=(string("section", optional=True, multiple=True),))
+         args=(string("section", optional=True, multiple=True),),
+         history=(
+             ("7.0.0", "Added support for taking multiple section arguments."),
+         ))
 def info(ctx, argv):
     """INFO [section [section ...]]"""
     return Verbatim(info_text(ctx, [a.decode("utf-8", "replace") for a in argv[1:]]))
@@ -218,7 +221,10 @@ command("config", -2, "slow", group="server", since="2.0.0",
 @command("config|get", -3, "admin noscript loading stale", group="server", since="2.0.0",
          summary="Returns the effective values of configuration parameters.",
          complexity="O(N) when N is the number of configuration parameters provided",
-         args=(string("parameter", multiple=True),))
+         args=(string("parameter", multiple=True),),
+         history=(
+             ("7.0.0", "Added the ability to pass multiple pattern parameters in one call"),
+         ))
 def config_get(ctx, argv):
     """CONFIG GET parameter [parameter ...]
 
@@ -246,7 +252,10 @@ def config_get(ctx, argv):
          since="2.0.0",
          summary="Sets configuration parameters in-flight.",
          complexity="O(N) when N is the number of configuration parameters provided",
-         args=(string("data", multiple=True),))
+         args=(string("data", multiple=True),),
+         history=(
+             ("7.0.0", "Added the ability to set multiple parameters in one call."),
+         ))
 def config_set(ctx, argv):
     """CONFIG SET parameter value [parameter value ...]
 
@@ -342,7 +351,8 @@ def command_(ctx, argv):
     return [c.info() for c in TABLE.values()]
 
 
-def _sub(name: str, arity: int, summary: str, since: str, args=(), tips=()):
+def _sub(name: str, arity: int, summary: str, since: str, args=(), tips=(),
+         complexity: str = "", history: tuple = ()):
     def register(fn):
         # Not through ``command``, which registers a container's subcommands: COMMAND
         # also runs alone. Redis gives them all the flags and categories set here.
@@ -351,8 +361,9 @@ def _sub(name: str, arity: int, summary: str, since: str, args=(), tips=()):
         parent.subcommands[name.encode()] = Command(
             name=f"command|{name}", handler=fn, arity=arity,
             flags=frozenset({"loading", "stale"}), group="server", since=since,
-            summary=summary, arguments=tuple(args), categories=("slow", "connection"),
-            tips=tuple(tips), parent=parent)
+            summary=summary, complexity=complexity, arguments=tuple(args),
+            categories=("slow", "connection"), tips=tuple(tips), history=tuple(history),
+            parent=parent)
         return fn
     return register
 
@@ -366,7 +377,7 @@ def _resolve(name: bytes):
     return cmd
 
 
-@_sub("count", 2, "Returns a count of commands.", "2.8.13")
+@_sub("count", 2, "Returns a count of commands.", "2.8.13", complexity="O(1)")
 def command_count(ctx, argv):
     """COMMAND COUNT"""
     return len(TABLE)
@@ -374,7 +385,9 @@ def command_count(ctx, argv):
 
 @_sub("info", -2, "Returns information about one, multiple or all commands.", "2.8.13",
       args=(string("command-name", optional=True, multiple=True),),
-      tips=("nondeterministic_output_order",))
+      tips=("nondeterministic_output_order",),
+      complexity="O(N) where N is the number of commands to look up",
+      history=(("7.0.0", "Allowed to be called with no argument to get info on all commands."),))
 def command_info(ctx, argv):
     """COMMAND INFO [command-name [command-name ...]]"""
     if len(argv) == 2:
@@ -390,7 +403,8 @@ def command_info(ctx, argv):
       args=(oneof("filterby", string("module-name", token="MODULE"),
                   string("category", token="ACLCAT"), pattern("pattern", token="PATTERN"),
                   token="FILTERBY", optional=True),),
-      tips=("nondeterministic_output_order",))
+      tips=("nondeterministic_output_order",),
+      complexity="O(N) where N is the total number of Redis commands")
 def command_list(ctx, argv):
     """COMMAND LIST [FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]
 
@@ -420,7 +434,8 @@ def command_list(ctx, argv):
 
 @_sub("docs", -2, "Returns documentary information about one, multiple or all commands.",
       "7.0.0", args=(string("command-name", optional=True, multiple=True),),
-      tips=("nondeterministic_output_order",))
+      tips=("nondeterministic_output_order",),
+      complexity="O(N) where N is the number of commands to look up")
 def command_docs(ctx, argv):
     """COMMAND DOCS [command-name [command-name ...]]"""
     if len(argv) == 2:
@@ -475,7 +490,8 @@ def _keys_of_command_line(argv: list[bytes]):
 
 
 @_sub("getkeys", -4, "Extracts the key names from an arbitrary command.", "2.8.13",
-      args=(string("command"), string("arg", optional=True, multiple=True)))
+      args=(string("command"), string("arg", optional=True, multiple=True)),
+      complexity="O(N) where N is the number of arguments to the command")
 def command_getkeys(ctx, argv):
     """COMMAND GETKEYS command [arg [arg ...]]
 
@@ -485,14 +501,16 @@ def command_getkeys(ctx, argv):
 
 
 @_sub("getkeysandflags", -4, "Extracts the key names and access flags for an arbitrary "
-      "command.", "7.0.0", args=(string("command"), string("arg", optional=True, multiple=True)))
+      "command.", "7.0.0", args=(string("command"), string("arg", optional=True, multiple=True)),
+      complexity="O(N) where N is the number of arguments to the command")
 def command_getkeysandflags(ctx, argv):
     """COMMAND GETKEYSANDFLAGS command [arg [arg ...]]"""
     return [[k, SetReply([Simple(f) for f in flags.split()])]
             for k, flags in _keys_of_command_line(argv)]
 
 
-@_sub("help", 2, "Returns helpful text about the different subcommands.", "5.0.0")
+@_sub("help", 2, "Returns helpful text about the different subcommands.", "5.0.0",
+      complexity="O(1)")
 def command_help(ctx, argv):
     """COMMAND HELP"""
     return [Simple(s) for s in (
@@ -539,7 +557,11 @@ def _flush_mode(argv, name):
          summary="Removes all keys from the current database.",
          complexity="O(N) where N is the number of keys in the selected database",
          args=(oneof("flush-type", token("ASYNC", since="4.0.0"), token("SYNC", since="6.2.0"),
-                     optional=True),))
+                     optional=True),),
+         history=(
+             ("4.0.0", "Added the `ASYNC` flushing mode modifier."),
+             ("6.2.0", "Added the `SYNC` flushing mode modifier."),
+         ))
 def flushdb(ctx, argv):
     """FLUSHDB [ASYNC | SYNC]"""
     _flush_mode(argv, "flushdb")
@@ -554,7 +576,11 @@ def flushdb(ctx, argv):
          summary="Removes all keys from all databases.",
          complexity="O(N) where N is the total number of keys in all databases",
          args=(oneof("flush-type", token("ASYNC", since="4.0.0"), token("SYNC", since="6.2.0"),
-                     optional=True),))
+                     optional=True),),
+         history=(
+             ("4.0.0", "Added the `ASYNC` flushing mode modifier."),
+             ("6.2.0", "Added the `SYNC` flushing mode modifier."),
+         ))
 def flushall(ctx, argv):
     """FLUSHALL [ASYNC | SYNC]"""
     _flush_mode(argv, "flushall")
@@ -596,11 +622,15 @@ def save(ctx, argv):
 @command("shutdown", -1, "admin noscript loading stale no_multi allow_busy", group="server",
          since="1.0.0",
          summary="Synchronously saves the database(s) to disk and shuts down the Redis server.",
-         complexity="O(N) when saving, where N is the total number of keys in all databases",
+         complexity="O(N) when saving, where N is the total number of keys in all databases "
+                    "when saving data, otherwise O(1)",
          args=(oneof("save-selector", token("NOSAVE"), token("SAVE"), optional=True),
                token("NOW", optional=True, since="7.0.0"),
                token("FORCE", optional=True, since="7.0.0"),
-               token("ABORT", optional=True, since="7.0.0")))
+               token("ABORT", optional=True, since="7.0.0")),
+         history=(
+             ("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers."),
+         ))
 def shutdown(ctx, argv):
     """SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]"""
     opts = {a.upper() for a in argv[1:]}

@@ -299,7 +299,11 @@ _STRATEGY_DOC = oneof("condition", token("KEEPREF"), token("DELREF"), token("ACK
                      optional=True, since="8.6.0"),
                _trim_doc(optional=True),
                oneof("id-selector", token("*", "auto-id"), string("id")),
-               block("data", string("field"), string("value"), multiple=True)))
+               block("data", string("field"), string("value"), multiple=True)),
+         history=(
+             ("6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option."),
+             ("7.0.0", "Added support for the `<ms>-*` explicit ID form."),
+         ))
 def xadd(ctx, argv):
     """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO pid | IDMP pid iid]
     [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value
@@ -512,7 +516,10 @@ def _range_command(ctx, argv, rev: bool):
                     "you can consider it O(1).",
          args=(key(), string("start"), string("end"),
                integer("count", token="COUNT", optional=True)),
-         pure=True)
+         pure=True,
+         history=(
+             ("6.2.0", "Added exclusive ranges."),
+         ))
 def xrange(ctx, argv):
     """XRANGE key start end [COUNT count]
 
@@ -529,7 +536,10 @@ def xrange(ctx, argv):
                     "consider it O(1).",
          args=(key(), string("end"), string("start"),
                integer("count", token="COUNT", optional=True)),
-         pure=True)
+         pure=True,
+         history=(
+             ("6.2.0", "Added exclusive ranges."),
+         ))
 def xrevrange(ctx, argv):
     """XREVRANGE key end start [COUNT count]
 
@@ -659,7 +669,10 @@ def xdelex(ctx, argv):
                     "very small however, since entries are organized in macro nodes "
                     "containing multiple entries that can be released with a single "
                     "deallocation.",
-         args=(key(), _trim_doc(optional=False), _STRATEGY_DOC))
+         args=(key(), _trim_doc(optional=False), _STRATEGY_DOC),
+         history=(
+             ("6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option."),
+         ))
 def xtrim(ctx, argv):
     """XTRIM key <MAXLEN | MINID> [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]
 
@@ -682,7 +695,10 @@ def xtrim(ctx, argv):
          args=(key(), string("last-id"),
                integer("entries-added", token="ENTRIESADDED", optional=True, since="7.0.0"),
                string("max-deleted-id", token="MAXDELETEDID", optional=True,
-                      since="7.0.0")))
+                      since="7.0.0")),
+         history=(
+             ("7.0.0", "Added the `entries_added` and `max_deleted_entry_id` arguments."),
+         ))
 def xsetid(ctx, argv):
     """XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]
 
@@ -733,7 +749,10 @@ def xsetid(ctx, argv):
          group="stream", since="5.0.0",
          summary="Returns messages from multiple streams with IDs greater than the ones "
                  "requested. Blocks until a message is available otherwise.",
-         complexity="",
+         complexity="For each stream mentioned: O(N) with N being the number of elements "
+                    "being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note "
+                    "that when the BLOCK option is used, XADD will pay O(M) time in order to "
+                    "serve the M clients blocked on the stream getting new data.",
          args=(integer("count", token="COUNT", optional=True),
                integer("milliseconds", token="BLOCK", optional=True),
                block("streams", key(multiple=True), string("id", multiple=True),
@@ -949,7 +968,11 @@ def full_groups_section(stream: Stream, count: int, ctx) -> list:
          key_flags="RO access", group="stream", since="5.0.0",
          summary="Returns information about a stream.", complexity="O(1)",
          args=(key(), block("full-block", integer("count", token="COUNT", optional=True),
-                            token="FULL", optional=True, since="6.0.0")))
+                            token="FULL", optional=True, since="6.0.0")),
+         history=(
+             ("6.0.0", "Added the `FULL` modifier."),
+             ("7.0.0", "Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields"),
+         ))
 def xinfo_stream(ctx, argv):
     """XINFO STREAM key [FULL [COUNT count]]
 

@@ -115,11 +115,17 @@ def _store(ctx, k: bytes, value: bytes, keep_ttl: bool = False, when_ms=None) ->
          args=(key(), string("value"),
                oneof("condition", token("NX"), token("XX"), optional=True, since="2.6.12"),
                token("GET", optional=True, since="6.2.0"),
-               oneof("expiration", integer("seconds", token="EX"),
-                     integer("milliseconds", token="PX"),
+               oneof("expiration", integer("seconds", token="EX", since="2.6.12"),
+                     integer("milliseconds", token="PX", since="2.6.12"),
                      Arg("unix-time-seconds", "unix-time", token="EXAT", since="6.2.0"),
                      Arg("unix-time-milliseconds", "unix-time", token="PXAT", since="6.2.0"),
-                     token("KEEPTTL", since="6.0.0"), optional=True)))
+                     token("KEEPTTL", since="6.0.0"), optional=True)),
+         history=(
+             ("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."),
+             ("6.0.0", "Added the `KEEPTTL` option."),
+             ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."),
+             ("7.0.0", "Allowed the `NX` and `GET` options to be used together."),
+         ))
 def set_(ctx, argv):
     """SET key value [NX | XX] [GET] [EX seconds | PX milliseconds |
   EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""
