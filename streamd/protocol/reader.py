@@ -29,24 +29,27 @@ MULTIBULK_MAX = 2**31 - 1  # INT_MAX, as Redis checks it
 BIG_COUNT = 1_000_000
 _BIG_STAR = re.compile(rb"\*\+?[0-9]{7}").search
 # hiredis allocates the same way for a set ('~'), push ('>') or attribute ('|') header,
-# which a request can only hold nested; those bytes are rare in requests, and a search
-# for a class of first bytes scans five times slower than for one literal byte, so the
-# full search runs only when one of them is there.
-_BIG_ANY = re.compile(rb"[*~>|]\+?[0-9]{7}").search
-_AGGREGATE_SEARCH = re.compile(rb"[~>|]").search
+# which a request can only hold nested. A search for one literal first byte scans about
+# five times faster than for a class of them, and these bytes are rare in requests (but
+# for XADD's and XTRIM's '~'), so each has its own search, run only when the byte is there.
+_BIG_OTHER = tuple((ord(c), re.compile(re.escape(c.encode()) + rb"\+?[0-9]{7}").search)
+                   for c in "~>|")
+
+
+def _big_other(data: bytes) -> bool:
+    """Whether ``data`` holds a '~', '>' or '|' followed by a count of 7+ digits."""
+    for byte, search in _BIG_OTHER:
+        if data.find(byte) >= 0 and search(data) is not None:
+            return True
+    return False
 
 
 def _big_header(data: bytes) -> bool:
     """Whether ``data`` holds what hiredis could read as the header of an aggregate of
     BIG_COUNT or more elements (or bytes that only look like one, inside an argument)."""
-    if _BIG_STAR(data) is not None:
-        return True
-    if len(data) < 128:
-        if _AGGREGATE_SEARCH(data) is None:
-            return False
-    elif b"~" not in data and b">" not in data and b"|" not in data:
-        return False
-    return _BIG_ANY(data) is not None
+    return _BIG_STAR(data) is not None or _big_other(data)
+
+
 # What a client that has not authenticated may send in one multibulk request (Redis checks
 # both while parsing; inline requests have no such limits).
 UNAUTH_MAX_ARGS = 10
@@ -88,10 +91,9 @@ def unauthenticated_refusal(argv: list) -> str | None:
 _NEED_MORE = object()
 # Bytes that start the elements hiredis also returns as bytes but Redis refuses in a
 # request: a simple string ('+'), a big number ('(') and a verbatim string ('=').
-_PLUS, _PAREN, _EQUALS, _TILDE, _GREATER, _BAR = 0x2B, 0x28, 0x3D, 0x7E, 0x3E, 0x7C
+_PLUS, _PAREN, _EQUALS = 0x2B, 0x28, 0x3D
 _SUSPECT_SEARCH = re.compile(rb"[+(=]").search
-# Those, or the first bytes of the aggregates hiredis allocates up front besides '*': a
-# search costs less than six finds in a short read, a long read's finds run at memchr speed.
+# Those, or the first bytes of the aggregates hiredis allocates up front besides '*'.
 _ODD_SEARCH = re.compile(rb"[+(=~>|]").search
 
 
@@ -441,12 +443,17 @@ class RequestReader:
         chunks = self._chunks
         if not chunks and data[:1] != b"*":
             return self._feed_py(data, out)
-        # One look for the rare first bytes that need a closer one: '+', '(' and '=' (see
-        # ``_suspect``), and '~', '>' and '|' (aggregate headers, see ``_big_header``).
-        odd = (_ODD_SEARCH(data) is not None if len(data) < 128 else
-               data.find(_PLUS) >= 0 or data.find(_PAREN) >= 0 or data.find(_EQUALS) >= 0
-               or data.find(_TILDE) >= 0 or data.find(_GREATER) >= 0 or data.find(_BAR) >= 0)
-        if (_BIG_STAR(data) is not None or (odd and _BIG_ANY(data) is not None)
+        # The rare first bytes that need a closer look: '+', '(' and '=' (``suspect``
+        # below), and '~', '>' and '|' (``_big_other``). A short read is searched once for
+        # all six; a long one's finds run at memchr speed.
+        if len(data) < 128:
+            odd = _ODD_SEARCH(data) is not None
+            suspect_bytes = odd and _SUSPECT_SEARCH(data) is not None
+        else:
+            odd = True
+            suspect_bytes = (data.find(_PLUS) >= 0 or data.find(_PAREN) >= 0
+                             or data.find(_EQUALS) >= 0)
+        if (_BIG_STAR(data) is not None or (odd and _big_other(data))
                 or (chunks and _big_header(self._tail() + data[:10]))):
             # Before hiredis reads the header (see BIG_COUNT); a header split across reads
             # is still incomplete in hiredis, so nothing was allocated yet.
@@ -457,7 +464,7 @@ class RequestReader:
         hi.feed(data)
         start = len(out)
         chunks.append(data)
-        suspect = self._suspect or (odd and _SUSPECT_SEARCH(data) is not None)
+        suspect = self._suspect or suspect_bytes
         extra = 0  # bytes of '*0' / '*-1', which yield no request
         gets, put, more = hi.gets, out.append, hi.has_data
         try:
