@@ -88,6 +88,11 @@ def test_inline_and_multibulk_mixed(raw):
     (b"*2\r\n$4\r\nECHO\r\n=7\r\ntxt:abc\r\n*2\r\n$4\r\nECHO\r\n+0123456789\r\n",
      b"expected '$', got '='"),
     (b'ECHO "unterminated\r\n', b"unbalanced quotes in request"),
+    # A simple string whose text starts with '+'; a simple string 4 bytes short of its
+    # bulk form with a verbatim string 4 bytes over it.
+    (b"*2\r\n$4\r\nECHO\r\n++x\r\n", b"expected '$', got '+'"),
+    (b"*3\r\n$4\r\nECHO\r\n+0123456789\r\n=14\r\ntxt:0123456789\r\n",
+     b"expected '$', got '+'"),
 ])
 def test_protocol_errors_close_the_connection(raw, data, message):
     c = raw()
@@ -117,6 +122,18 @@ def test_commands_before_a_protocol_error_still_run(raw, writes, bad):
         c.send(data)
     assert c.read_reply() == b"+PONG\r\n"
     assert c.read_reply() == b"-ERR Protocol error: expected '$', got '" + bad + b"'\r\n"
+    assert c.is_closed()
+
+
+def test_plus_arguments_then_a_simple_string_starting_with_plus(raw):
+    # The arguments '+' and '+x' hold as many '+' bytes as the simple string '++x' whose
+    # text hiredis returns: the read is still refused at that element.
+    c = raw()
+    c.send(b"*2\r\n$4\r\nECHO\r\n$1\r\n+\r\n*2\r\n$4\r\nECHO\r\n$2\r\n+x\r\n"
+           b"*2\r\n$4\r\nECHO\r\n++x\r\n")
+    assert c.read_reply() == b"$1\r\n+\r\n"
+    assert c.read_reply() == b"$2\r\n+x\r\n"
+    assert c.read_reply() == b"-ERR Protocol error: expected '$', got '+'\r\n"
     assert c.is_closed()
 
 

@@ -92,6 +92,7 @@ _NEED_MORE = object()
 # Bytes that start the elements hiredis also returns as bytes but Redis refuses in a
 # request: a simple string ('+'), a big number ('(') and a verbatim string ('=').
 _PLUS, _PAREN, _EQUALS = 0x2B, 0x28, 0x3D
+_SUSPECTS = b"+(="
 _SUSPECT_SEARCH = re.compile(rb"[+(=]").search
 # Those, or the first bytes of the aggregates hiredis allocates up front besides '*'.
 _ODD_SEARCH = re.compile(rb"[+(=~>|]").search
@@ -490,17 +491,28 @@ class RequestReader:
                     # arrays, nulls and errors hiredis also parses (its strict lengths
                     # leave no other way to differ from Redis's parse): bytes.join takes
                     # only bytes-like objects, and hiredis gives no other kind.
-                    if len(new) == 1:
+                    if suspect and new:
+                        # A '+x', '(1' or '=...' element, which hiredis also gives as bytes.
+                        args = b"".join(_chain(new))  # the type check, as below
+                        buf = (data if len(chunks) == 1
+                               else b"".join(chunks)[self._consumed:])
+                        if len(buf) < 64 * len(new) * len(new[0]):
+                            # Short arguments: such an element's type byte is in no
+                            # argument, and framing holds none of these bytes, so the
+                            # requests hold more of them than their arguments exactly when
+                            # there is one. Two passes over the bytes, in C.
+                            if (len(buf) - len(buf.translate(None, _SUSPECTS))
+                                    != len(args) - len(args.translate(None, _SUSPECTS))):
+                                raise ValueError("not a request")
+                        elif extra or not _canonical(new, buf):
+                            # Long ones: checking each argument's offset costs less.
+                            raise ValueError("not a request")
+                    elif len(new) == 1:
                         for arg in new[0]:
                             if type(arg) is not bytes:
                                 raise TypeError
                     elif new:
                         b"".join(_chain(new))
-                    if suspect and new and (extra or not _canonical(
-                            new, data if len(chunks) == 1
-                            else b"".join(chunks)[self._consumed:])):
-                        # '+x', '(1' or '=...' elements, which hiredis also gives as bytes
-                        raise ValueError("not a request")
                     chunks.clear()
                     self._fed = self._consumed = self._need = 0
                     self._suspect = False
