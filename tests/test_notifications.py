@@ -11,6 +11,8 @@ import time
 import pytest
 import redis
 
+from tests.conftest import encode_request, wait_for
+
 
 @pytest.fixture
 def events(r, target):
@@ -332,3 +334,311 @@ def test_hash_fields_expiring_announce_hexpired(events, r):
     # The expiry cycle alone: every field of the hash runs out.
     assert run(("HPEXPIRE", "h", "1", "FIELDS", "1", "b"), "sleep", pause=0.5) == [
         "hexpire", "hexpired", "del"]
+
+
+# --- One command at a time from a fixed state, every class on (keymiss and new too) --------
+# Recorded from Redis 7.0.15 with "KEAmn": each command runs alone from the state _SETUP
+# leaves ("missing" names no key, "h" a hash, "str" a string, "s" a stream with group g,
+# "s2" one whose entry 1-0 is pending for consumer c). An event is written "key:event", or
+# "key:event@db" outside db 0, and stands for its pair of messages (keyspace, keyevent).
+#
+# keymiss (class m, which "A" leaves out) goes out exactly where Redis counts a keyspace
+# miss (tests/test_keyspace_stats.py): in every read lookup that finds no key, before
+# anything the command writes, and before its error if it fails afterwards. XREAD looks
+# each key up twice (parsing, then serving): two keymiss per absent key, round by round.
+# OBJECT counts its miss but announces none (Redis looks up with LOOKUP_NONOTIFY); write
+# lookups (SET, DEL, EXPIRE, XADD, XGROUP ...) and keyspace walks announce no keymiss.
+_SETUP = (
+    ("SET", "str", "hello"), ("SET", "str2", "help"), ("SET", "num", "10"),
+    ("HSET", "h", "f", "v", "n", "1"),
+    ("XADD", "s", "1-0", "a", "1"), ("XADD", "s", "2-0", "b", "2"),
+    ("XGROUP", "CREATE", "s", "g", "0"), ("SET", "ttlk", "v", "EX", "100"),
+    ("XADD", "s2", "1-0", "a", "1"), ("XGROUP", "CREATE", "s2", "g", "0"),
+    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s2", ">"),
+)
+
+_FROM_SETUP = (
+    ("GET str", ""),
+    ("GET missing", "missing:keymiss"),
+    ("GET h", ""),  # error
+    ("MGET str missing h missing2", "missing:keymiss missing2:keymiss"),
+    ("EXISTS str missing str", "missing:keymiss"),
+    ("TYPE missing", "missing:keymiss"),
+    ("TTL missing", "missing:keymiss"),
+    ("PTTL missing", "missing:keymiss"),
+    ("EXPIRETIME missing", "missing:keymiss"),
+    ("PEXPIRETIME missing", "missing:keymiss"),
+    ("OBJECT ENCODING missing", ""),
+    ("OBJECT FREQ missing", ""),
+    ("OBJECT IDLETIME missing", ""),
+    ("OBJECT REFCOUNT missing", ""),
+    ("SCAN 0", ""),
+    ("KEYS *", ""),
+    ("RANDOMKEY", ""),
+    ("DBSIZE", ""),
+    ("DEL str missing", "str:del"),
+    ("UNLINK str missing h", "str:del h:del"),
+    ("TOUCH str missing", "missing:keymiss"),
+    ("SET str v2", "str:set"),
+    ("SET missing v", "missing:new missing:set"),
+    ("SET str v GET", "str:set"),
+    ("SET missing v GET", "missing:keymiss missing:new missing:set"),
+    ("SET missing v NX GET", "missing:keymiss missing:new missing:set"),
+    ("SET str v NX", ""),
+    ("SET missing v XX", ""),
+    ("SET str v PX 100000", "str:set str:expire"),
+    ("SETNX missing v", "missing:new missing:set"),
+    ("SETEX missing 10 v", "missing:new missing:set missing:expire"),
+    ("PSETEX str 100 v", "str:set str:expire"),
+    ("MSET str 1 missing 2", "str:set missing:new missing:set"),
+    ("MSETNX missing 1 missing2 2", "missing:new missing:set missing2:new missing2:set"),
+    ("GETSET str x", "str:set"),
+    ("GETSET missing x", "missing:keymiss missing:new missing:set"),
+    ("GETDEL str", "str:del"),
+    ("GETDEL missing", "missing:keymiss"),
+    ("GETEX str", ""),
+    ("GETEX missing", "missing:keymiss"),
+    ("GETEX missing EX 10", "missing:keymiss"),
+    ("GETEX str EX 10", "str:expire"),
+    ("GETEX ttlk PERSIST", "ttlk:persist"),
+    ("GETEX str PXAT 1", "str:del"),
+    ("APPEND str x", "str:append"),
+    ("APPEND missing x", "missing:new missing:append"),
+    ("STRLEN missing", "missing:keymiss"),
+    ("GETRANGE missing 0 1", "missing:keymiss"),
+    ("SUBSTR missing 0 1", "missing:keymiss"),
+    ("SETRANGE str 0 x", "str:setrange"),
+    ("SETRANGE missing 0 x", "missing:new missing:setrange"),
+    ("INCR missing", "missing:new missing:incrby"),
+    ("INCRBY num 2", "num:incrby"),
+    ("DECR num", "num:incrby"),
+    ("DECRBY missing 3", "missing:new missing:incrby"),
+    ("INCRBYFLOAT missing 1.5", "missing:new missing:incrbyfloat"),
+    ("INCR str", ""),  # error
+    ("LCS str str2", ""),
+    ("LCS missing missing2", "missing:keymiss missing2:keymiss"),
+    ("GETBIT missing 0", "missing:keymiss"),
+    ("SETBIT str 0 1", "str:setbit"),
+    ("SETBIT missing 0 1", "missing:new missing:setbit"),
+    ("SETBIT missing 0 0", "missing:new missing:setbit"),
+    ("BITCOUNT missing", "missing:keymiss"),
+    ("BITPOS missing 1", "missing:keymiss"),
+    ("BITPOS missing 0", "missing:keymiss"),
+    ("BITOP AND dest str missing", "missing:keymiss dest:new dest:set"),
+    ("BITOP OR dest missing missing2", "missing:keymiss missing2:keymiss"),
+    ("BITOP NOT dest missing", "missing:keymiss"),
+    ("BITOP NOT dest str", "dest:new dest:set"),
+    ("BITFIELD missing GET u8 0", "missing:keymiss"),
+    ("BITFIELD missing SET u8 0 1", "missing:new missing:setbit"),
+    ("BITFIELD str SET u8 0 1 GET u8 0", "str:setbit"),
+    ("BITFIELD_RO missing GET u8 0", "missing:keymiss"),
+    ("HGET missing f", "missing:keymiss"),
+    ("HGET h nof", ""),
+    ("HMGET missing f x", "missing:keymiss"),
+    ("HGETALL missing", "missing:keymiss"),
+    ("HKEYS missing", "missing:keymiss"),
+    ("HVALS missing", "missing:keymiss"),
+    ("HLEN missing", "missing:keymiss"),
+    ("HEXISTS missing f", "missing:keymiss"),
+    ("HSTRLEN missing f", "missing:keymiss"),
+    ("HRANDFIELD missing", "missing:keymiss"),
+    ("HRANDFIELD missing 2", "missing:keymiss"),
+    ("HSCAN missing 0", "missing:keymiss"),
+    ("HSET h f v2", "h:hset"),
+    ("HSET missing f v", "missing:new missing:hset"),
+    ("HSETNX missing f v", "missing:new missing:hset"),
+    ("HDEL h f n", "h:hdel h:del"),
+    ("HDEL missing f", ""),
+    ("HINCRBY missing n 1", "missing:new missing:hincrby"),
+    ("HINCRBYFLOAT h n 1.5", "h:hincrbyfloat"),
+    ("HMSET missing a b", "missing:new missing:hset"),
+    ("EXPIRE str 100", "str:expire"),
+    ("EXPIRE missing 100", ""),
+    ("PEXPIRE str 0", "str:del"),
+    ("EXPIREAT str 99999999999", "str:expire"),
+    ("PEXPIREAT missing 1", ""),
+    ("PERSIST ttlk", "ttlk:persist"),
+    ("PERSIST missing", ""),
+    ("RENAME str str3", "str3:new str:rename_from str3:rename_to"),
+    ("RENAME str str2", "str2:new str:rename_from str2:rename_to"),
+    ("RENAME missing x", ""),  # error
+    ("RENAMENX str str2", ""),
+    ("RENAMENX str str9", "str9:new str:rename_from str9:rename_to"),
+    ("COPY str str3", "str3:new str3:copy_to"),
+    ("COPY missing x", "missing:keymiss"),
+    ("COPY str str2 REPLACE", "str2:new str2:copy_to"),
+    ("COPY str str3 DB 1", "str3:new@1 str3:copy_to@1"),
+    ("MOVE str 1", "str:new@1 str:move_from str:move_to@1"),
+    ("MOVE missing 1", ""),
+    ("SWAPDB 0 1", ""),
+    ("XADD s * c 3", "s:xadd"),
+    ("XADD new * a 1", "new:new new:xadd"),
+    ("XADD s NOMKSTREAM * a 1", "s:xadd"),
+    ("XADD missing NOMKSTREAM * a 1", ""),
+    ("XADD missing NOMKSTREAM MAXLEN 0 * a 1", ""),
+    ("XADD s MAXLEN 1 * a 1", "s:xadd s:xtrim"),
+    ("XADD s MAXLEN 0 * a 1", "s:xadd s:xtrim"),
+    ("XADD new MAXLEN 0 * a 1", "new:new new:xadd new:xtrim"),
+    ("XADD s MINID 3 * a 1", "s:xadd s:xtrim"),
+    ("XADD s 1-0 a 1", ""),  # error
+    ("XADD str * a 1", ""),  # error
+    ("XLEN missing", "missing:keymiss"),
+    ("XRANGE missing - +", "missing:keymiss"),
+    ("XREVRANGE missing + -", "missing:keymiss"),
+    ("XREAD STREAMS s 0", ""),
+    ("XREAD STREAMS missing 0", "missing:keymiss missing:keymiss"),
+    ("XREAD STREAMS s missing 0 0", "missing:keymiss missing:keymiss"),
+    ("XREAD STREAMS missing missing2 0 0",
+     "missing:keymiss missing2:keymiss "
+     "missing:keymiss missing2:keymiss"),
+    ("XREAD STREAMS missing missing2 $ $",
+     "missing:keymiss missing2:keymiss "
+     "missing:keymiss missing2:keymiss"),
+    ("XREAD STREAMS missing s missing 0 0 $",
+     "missing:keymiss missing:keymiss "
+     "missing:keymiss missing:keymiss"),
+    ("XREAD STREAMS s missing str 0 0 0", "missing:keymiss"),  # error
+    ("XREAD STREAMS s missing 0 bad", "missing:keymiss"),  # error
+    ("XREAD STREAMS missing >", "missing:keymiss"),  # error
+    ("XREAD COUNT 1 STREAMS s missing $ $", "missing:keymiss missing:keymiss"),
+    ("XREADGROUP GROUP g c STREAMS s >", "s:xgroup-createconsumer"),
+    ("XREADGROUP GROUP g c2 STREAMS s >", "s:xgroup-createconsumer"),
+    ("XREADGROUP GROUP g c2 STREAMS s 0", "s:xgroup-createconsumer"),
+    ("XREADGROUP GROUP g c2 NOACK STREAMS s >", "s:xgroup-createconsumer"),
+    ("XREADGROUP GROUP g c2 STREAMS missing >", "missing:keymiss"),  # error
+    ("XREADGROUP GROUP g c2 STREAMS s missing > >", "missing:keymiss"),  # error
+    ("XREADGROUP GROUP nog c2 STREAMS s >", ""),  # error
+    ("XINFO STREAM missing", "missing:keymiss"),  # error
+    ("XINFO GROUPS missing", "missing:keymiss"),  # error
+    ("XINFO CONSUMERS missing g", "missing:keymiss"),  # error
+    ("XINFO STREAM s FULL", ""),
+    ("XPENDING missing g", "missing:keymiss"),  # error
+    ("XPENDING s2 g - + 10", ""),
+    ("XACK s2 g 1-0", ""),
+    ("XACK missing g 1-0", "missing:keymiss"),
+    ("XCLAIM s2 g c2 0 1-0", "s2:xgroup-createconsumer"),
+    ("XCLAIM s2 g c 0 1-0", ""),
+    ("XCLAIM s2 g c2 0 1-0 JUSTID", "s2:xgroup-createconsumer"),
+    ("XCLAIM missing g c 0 1-0", "missing:keymiss"),  # error
+    ("XAUTOCLAIM s2 g c2 0 0", "s2:xgroup-createconsumer"),
+    ("XAUTOCLAIM s2 g c 0 0", ""),
+    ("XAUTOCLAIM missing g c 0 0", "missing:keymiss"),  # error
+    ("XDEL s 1-0", "s:xdel"),
+    ("XDEL s 9-0", ""),
+    ("XDEL missing 1-0", ""),
+    ("XTRIM s MAXLEN 1", "s:xtrim"),
+    ("XTRIM s MAXLEN 5", ""),
+    ("XTRIM missing MAXLEN 1", ""),
+    ("XSETID s 5-0", "s:xsetid"),
+    ("XSETID missing 5-0", ""),  # error
+    ("XSETID s 1-0", ""),  # error
+    ("XGROUP CREATE s g2 0", "s:xgroup-create"),
+    ("XGROUP CREATE s g 0", ""),  # error
+    ("XGROUP CREATE new g 0 MKSTREAM", "new:new new:xgroup-create"),
+    ("XGROUP CREATE missing g 0", ""),  # error
+    ("XGROUP SETID s g 0", "s:xgroup-setid"),
+    ("XGROUP SETID missing g 0", ""),  # error
+    ("XGROUP DESTROY s g", "s:xgroup-destroy"),
+    ("XGROUP DESTROY s nog", ""),
+    ("XGROUP CREATECONSUMER s g c9", "s:xgroup-createconsumer"),
+    ("XGROUP CREATECONSUMER s2 g c", ""),
+    ("XGROUP DELCONSUMER s2 g c", "s2:xgroup-delconsumer"),
+    ("XGROUP DELCONSUMER s2 g nobody", ""),
+    ("WATCH str missing", ""),
+    ("MEMORY USAGE missing", ""),
+    ("FLUSHDB", ""),
+    ("FLUSHALL", ""),
+    ("GETDEL h", ""),  # error
+    ("INCR h", ""),  # error
+    ("HSET str f v", ""),  # error
+)
+
+
+def _pairs(spec: str) -> list:
+    out = []
+    for item in spec.split():
+        key, _, ev = item.partition(":")
+        ev, _, db = ev.partition("@")
+        out += both(key, ev, db=int(db or 0))
+    return out
+
+
+def events_from_setup(r, events, command: str, flags: str = "KEAmn") -> list:
+    """What ``command`` publishes, run alone from the state ``_SETUP`` leaves."""
+    r.response_callbacks.clear()  # raw replies: redis-py cannot parse every one of them
+    events.set_flags("")
+    r.flushall()
+    for argv in _SETUP:
+        r.execute_command(*argv)
+    events.set_flags(flags)
+    return events(*command.split())
+
+
+@pytest.mark.parametrize("command, published", _FROM_SETUP, ids=[c[0] for c in _FROM_SETUP])
+def test_events_of_each_command_from_a_fixed_state(r, events, command, published):
+    assert events_from_setup(r, events, command) == _pairs(published)
+
+
+def test_keymiss_is_its_own_class_outside_a(r, events):
+    """'A' stands for g$lshzxetd: keymiss needs 'm' (and new-key events 'n')."""
+    events.set_flags("KEA")
+    assert r.config_get("notify-keyspace-events") == {"notify-keyspace-events": "AKE"}
+    assert events("GET", "missing") == []
+    events.set_flags("KEAm")
+    assert r.config_get("notify-keyspace-events") == {"notify-keyspace-events": "AKEm"}
+    assert events("GET", "missing") == both("missing", "keymiss")
+    events.set_flags("Km")  # keymiss alone, on keyspace channels only
+    assert events("HGET", "missing", "f") == [("__keyspace@0__:missing", "keymiss")]
+    assert events("SET", "missing", "v", "GET") == [("__keyspace@0__:missing", "keymiss")]
+    events.set_flags("Em")
+    assert events("XLEN", "nokey") == [("__keyevent@0__:keymiss", "nokey")]
+    events.set_flags("m")  # no channel kind: nothing
+    assert events("GET", "nokey") == []
+
+
+def test_a_read_of_an_expired_key_announces_expired_then_keymiss(r, events):
+    """Whether the lookup or the expiry cycle removes the key, ``expired`` comes first."""
+    events.set_flags("KEAm")
+    r.set("t", "v", px=1)
+    time.sleep(0.01)
+    assert r.get("t") is None
+    r.execute_command("PING")
+    assert events.drain() == both("t", "set", "expire", "expired", "keymiss")
+    # XREAD: the expired key's first lookup, the absent key's, then the second round.
+    r.xadd("x", {"f": "v"}, id="1-0")
+    r.pexpire("x", 1)
+    time.sleep(0.01)
+    assert r.xread({"x": "0", "nokey": "0"}) == []
+    r.execute_command("PING")
+    assert events.drain() == (
+        both("x", "xadd", "expire", "expired", "keymiss") + both("nokey", "keymiss")
+        + both("x", "keymiss") + both("nokey", "keymiss"))
+
+
+def test_a_blocked_xread_announces_its_misses_when_it_parks(r, events, raw):
+    events.set_flags("KEAm")
+    assert events("XADD", "s", "1-0", "f", "v") == both("s", "xadd")
+    c = raw()
+    c.send(encode_request("XREAD", "BLOCK", "0", "STREAMS", "s", "other", "$", "$"))
+    assert wait_for(lambda: r.info("clients")["blocked_clients"] == 1)
+    r.execute_command("PING")
+    assert events.drain() == both("other", "keymiss", "keymiss")
+    # Woken: the key is there now, whether the command runs again (7.2+) or not (7.0).
+    assert events("XADD", "other", "*", "f", "v") == both("other", "xadd")
+    assert c.read_reply().startswith(b"*1\r\n")
+    assert events.drain() == []
+
+
+def test_consumer_creation_events_follow_the_version(r, events, target):
+    """Redis 7.0 created (and announced) a consumer only for a stream XREADGROUP served or
+    where XCLAIM / XAUTOCLAIM claimed something; 7.2+ create it up front, announced the
+    same way."""
+    old = target.version < (7, 2)
+    cases = [
+        ("XREADGROUP GROUP g c2 STREAMS s s2 > >",
+         "s:xgroup-createconsumer" if old else "s:xgroup-createconsumer s2:xgroup-createconsumer"),
+        ("XCLAIM s2 g c2 0 9-0", "" if old else "s2:xgroup-createconsumer"),
+        ("XAUTOCLAIM s g c3 0 0", "" if old else "s:xgroup-createconsumer"),
+    ]
+    for command, published in cases:
+        assert events_from_setup(r, events, command) == _pairs(published), command

@@ -523,7 +523,7 @@ def _lfu(ctx) -> bool:
 
 
 def _object_value(ctx, argv):
-    return ctx.db.read(argv[2])
+    return ctx.db.read_quiet(argv[2])
 
 
 @command("object|encoding", 3, "readonly", (2, 2, 1),

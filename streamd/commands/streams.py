@@ -771,11 +771,14 @@ def xread(ctx, argv):
     after: list = []  # ID to read after, or None for `+` (the last entry)
     streams: list = []  # the stream at each key, or None
     rewritten = None
-    # Redis's xreadCommand looks every key up twice, here and again while serving: both
-    # are counted at once below (keyspace hits / misses), the first alone on an error.
+    # Redis's xreadCommand looks every key up twice, here and again while serving. A miss
+    # is counted (and announced) in each round; the hits of both are counted at once
+    # below, or those of the first alone on an error.
     try:
         for j, k in enumerate(keys):
             s = get_stream(db, k)
+            if s is None:
+                db.missed((k,))  # keymiss now, before a later key's expiry or error
             streams.append(s)
             arg = raw_ids[j]
             if arg == b"$":
@@ -791,18 +794,19 @@ def xread(ctx, argv):
             else:
                 after.append(strict_id(arg))
     except CommandError:
-        absent = streams.count(None)
         # a key of another type (not appended) was a hit too
-        db.hits += len(streams) - absent + (len(streams) == j)
-        db.misses += absent
+        db.hits += len(streams) - streams.count(None) + (len(streams) == j)
         raise
     served = []
     limit = a.count if a.count else -1
     db.hits += 2 * len(streams)
+    missing = None
     for k, s, gt in zip(keys, streams, after):
         if s is None:
             db.hits -= 2
-            db.misses += 2
+            if missing is None:
+                missing = []
+            missing.append(k)
             continue
         if not s.length:
             continue
@@ -814,6 +818,8 @@ def xread(ctx, argv):
             runs = s.runs(gt + 1, MAX_ID, limit)
             if runs:  # empty: no live entry after gt
                 served.append((k, runs_reply(runs)))
+    if missing is not None:
+        db.missed(missing)  # the second round of lookups misses them again
     if served:
         if ctx.resp >= 3:
             return Map(served)

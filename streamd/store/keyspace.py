@@ -13,8 +13,9 @@ None unless the server has something to invalidate, else its object with
 
 Keyspace events (``notify-keyspace-events``) go to one hook the server installs. Commands
 announce their own events through ``Database.notify``; the store announces only what it
-does by itself: a key created (``new``), a key expired (``expired``), and hash fields
-expired (``hexpired``, then ``del`` when that empties the hash).
+does by itself: a key created (``new``), a key expired (``expired``), a read that found
+no key (``keymiss``), and hash fields expired (``hexpired``, then ``del`` when that empties
+the hash).
 """
 
 from __future__ import annotations
@@ -87,18 +88,42 @@ class Database:
 
     def read(self, key: bytes):
         """``get`` for a command that reads the key, counted as a keyspace hit or miss as
-        Redis's read lookups count (its write lookups, ``get`` here, count nothing)."""
+        Redis's read lookups count (its write lookups, ``get`` here, count nothing). A miss
+        announces ``keymiss`` (class m), as Redis's lookupKeyRead does, after ``expired``
+        if the key had just run out."""
         value = self.data.get(key)
         if value is None:
             self.misses += 1
+            if self.keyspace.events & EV_KEY_MISS:
+                self.notify(EV_KEY_MISS, b"keymiss", key)
             return None
         if self.expires and key in self.expires and self.expires[key] < now_ms():
             if not self.keyspace.expiry_paused:
                 self._expire(key)
             self.misses += 1
+            if self.keyspace.events & EV_KEY_MISS:
+                self.notify(EV_KEY_MISS, b"keymiss", key)
             return None
         self.hits += 1
         return value
+
+    def read_quiet(self, key: bytes):
+        """``read`` announcing no ``keymiss``, for OBJECT: Redis looks its key up with
+        LOOKUP_NONOTIFY, which counts the miss but keeps it off the event channels."""
+        value = self.get(key)
+        if value is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return value
+
+    def missed(self, keys) -> None:
+        """Count read lookups that found none of ``keys`` (one miss each, in order), for a
+        command that counts its lookups itself (XREAD)."""
+        self.misses += len(keys)
+        if self.keyspace.events & EV_KEY_MISS:
+            for key in keys:
+                self.notify(EV_KEY_MISS, b"keymiss", key)
 
     def peek(self, key: bytes):
         """The live value at ``key`` or ``None``, with no side effect: an expired key reads
