@@ -642,3 +642,66 @@ def test_consumer_creation_events_follow_the_version(r, events, target):
     ]
     for command, published in cases:
         assert events_from_setup(r, events, command) == _pairs(published), command
+
+
+# A command on a key that has just expired (Redis 7.0.15, "KEAmn"): ``expired`` first,
+# whether the expiry cycle or the command's own lookup removes the key, then what the
+# command does with no key there (keymiss if it reads, new if it creates). Each case:
+# (how the key "e" is made, the command, its events after "e:expire e:expired").
+ON_EXPIRED = (
+    ("SET e v", "GET e", "e:keymiss"),
+    ("SET e v", "SET e w", "e:new e:set"),
+    ("SET e v", "DEL e", ""),
+    ("SET e v", "UNLINK e", ""),
+    ("SET e v", "EXISTS e", "e:keymiss"),
+    ("SET e v", "TTL e", "e:keymiss"),
+    ("SET e v", "TYPE e", "e:keymiss"),
+    ("SET e v", "OBJECT ENCODING e", ""),
+    ("SET e v", "APPEND e x", "e:new e:append"),
+    ("SET e v", "INCR e", "e:new e:incrby"),
+    ("SET e v", "SETNX e x", "e:new e:set"),
+    ("SET e v", "SET e x XX", ""),
+    ("SET e v", "SET e x GET", "e:keymiss e:new e:set"),
+    ("SET e v", "GETDEL e", "e:keymiss"),
+    ("SET e v", "EXPIRE e 100", ""),
+    ("SET e v", "PERSIST e", ""),
+    ("SET e v", "RENAME e f", ""),  # error
+    ("SET e v", "COPY e f", "e:keymiss"),
+    ("SET e v", "MOVE e 1", ""),
+    ("SET e v", "SETBIT e 1 1", "e:new e:setbit"),
+    ("SET e v", "BITOP OR d e", "e:keymiss"),
+    ("SET e v", "MSET e 1 f 2", "e:new e:set f:new f:set"),
+    ("SET e v", "MSETNX e 1 f 2", "e:new e:set f:new f:set"),
+    ("HSET e f v", "HSET e g w", "e:new e:hset"),
+    ("HSET e f v", "HGET e f", "e:keymiss"),
+    ("HSET e f v", "HDEL e f", ""),
+    ("HSET e f v", "HINCRBY e n 1", "e:new e:hincrby"),
+    ("XADD e 1-0 a 1", "XADD e * a 1", "e:new e:xadd"),
+    ("XADD e 1-0 a 1", "XADD e NOMKSTREAM * a 1", ""),
+    ("XADD e 1-0 a 1", "XLEN e", "e:keymiss"),
+    ("XADD e 1-0 a 1", "XREAD STREAMS e 0", "e:keymiss e:keymiss"),
+    ("XADD e 1-0 a 1", "XTRIM e MAXLEN 0", ""),
+    ("XADD e 1-0 a 1", "XDEL e 1-0", ""),
+    ("XADD e 1-0 a 1", "XGROUP CREATE e g 0", ""),  # error
+    ("XADD e 1-0 a 1", "XGROUP CREATE e g 0 MKSTREAM", "e:new e:xgroup-create"),
+    ("XADD e 1-0 a 1", "XSETID e 5-0", ""),  # error
+    ("XADD e 1-0 a 1", "XINFO STREAM e", "e:keymiss"),  # error
+    ("XADD e 1-0 a 1", "SCAN 0", ""),
+)
+
+
+@pytest.mark.parametrize("setup, command, published", ON_EXPIRED,
+                         ids=[f"{c[0].split()[0]}-{c[1]}" for c in ON_EXPIRED])
+def test_events_of_a_command_on_a_key_just_expired(r, events, setup, command, published):
+    r.response_callbacks.clear()
+    events.set_flags("")
+    r.execute_command(*setup.split())
+    events.set_flags("KEAmn")
+    r.pexpire("e", 1)
+    time.sleep(0.01)
+    try:
+        r.execute_command(*command.split())
+    except redis.ResponseError:
+        pass
+    r.execute_command("PING")
+    assert events.drain() == _pairs("e:expire e:expired " + published)
