@@ -551,6 +551,86 @@ _FROM_SETUP = (
     ("GETDEL h", ""),  # error
     ("INCR h", ""),  # error
     ("HSET str f v", ""),  # error
+    # options, conditions and no-ops
+    ("XSETID s 5-0 ENTRIESADDED 9 MAXDELETEDID 3-0", "s:xsetid"),
+    ("XSETID s 2-0", "s:xsetid"),
+    ("XGROUP CREATE s g3 $ ENTRIESREAD 1", "s:xgroup-create"),
+    ("XGROUP SETID s g 0 ENTRIESREAD 0", "s:xgroup-setid"),
+    ("XGROUP SETID s nog 0", ""),  # error
+    ("XGROUP CREATECONSUMER missing g c", ""),  # error
+    ("XGROUP DELCONSUMER missing g c", ""),  # error
+    ("XGROUP DESTROY missing g", ""),  # error
+    ("XTRIM s MAXLEN ~ 1", ""),
+    ("XTRIM s MAXLEN = 1 LIMIT 0", ""),  # error
+    ("XTRIM s MINID 2-0", "s:xtrim"),
+    ("XTRIM s MINID 1-0", ""),
+    ("XTRIM str MAXLEN 1", ""),  # error
+    ("XADD s MAXLEN ~ 1 * a 1", "s:xadd"),
+    ("XADD s NOMKSTREAM MAXLEN 1 * a 1", "s:xadd s:xtrim"),
+    ("XADD s MAXLEN 1 LIMIT 10 * a 1", ""),  # error
+    ("XADD s 2-* a 1", "s:xadd"),
+    ("XADD s 3-* a 1", "s:xadd"),
+    ("XDEL s 1-0 2-0", "s:xdel"),
+    ("XDEL str 1-0", ""),  # error
+    ("XACK s2 g 1-0 2-0", ""),
+    ("XACK s g 1-0", ""),
+    ("XCLAIM s2 g c 0 1-0 FORCE", ""),
+    ("XCLAIM s g c2 0 1-0 FORCE", "s:xgroup-createconsumer"),
+    ("XCLAIM s2 g c2 0 1-0 LASTID 9-0", "s2:xgroup-createconsumer"),
+    ("XAUTOCLAIM s2 g c 0 0 JUSTID", ""),
+    ("XREADGROUP GROUP g c COUNT 1 STREAMS s >", "s:xgroup-createconsumer"),
+    ("XREADGROUP GROUP g c STREAMS s2 >", ""),
+    ("XREADGROUP GROUP g c STREAMS s2 0", ""),
+    ("XREADGROUP GROUP g c3 STREAMS s2 0", "s2:xgroup-createconsumer"),
+    ("XREADGROUP GROUP g c3 NOACK STREAMS s >", "s:xgroup-createconsumer"),
+    ("XRANGE s - + COUNT 0", ""),
+    ("XLEN str", ""),  # error
+    ("HRANDFIELD h -5 WITHVALUES", ""),
+    ("HINCRBYFLOAT h f 1", ""),  # error
+    ("HINCRBY h f 1", ""),  # error
+    ("HSETNX h f x", ""),
+    ("HMSET h f v", "h:hset"),
+    ("HSET h f v", "h:hset"),
+    ("HDEL h nof", ""),
+    ("SET str hello", "str:set"),
+    ("SET str hello KEEPTTL", "str:set"),
+    ("SET ttlk v KEEPTTL", "ttlk:set"),
+    ("SET ttlk v", "ttlk:set"),
+    ("GETEX ttlk", ""),
+    ("GETEX ttlk PX 5000", "ttlk:expire"),
+    ("GETEX str PERSIST", ""),
+    ("EXPIRE ttlk 100 NX", ""),
+    ("EXPIRE ttlk 1000 GT", "ttlk:expire"),
+    ("EXPIRE ttlk -1", "ttlk:del"),
+    ("EXPIREAT ttlk 1", "ttlk:del"),
+    ("PEXPIRE ttlk 100 LT", "ttlk:expire"),
+    ("PERSIST str", ""),
+    ("INCRBYFLOAT num 0", "num:incrbyfloat"),
+    ("INCRBY num 0", "num:incrby"),
+    ("SETRANGE str 100 x", "str:setrange"),
+    ("SETRANGE str 0 h", "str:setrange"),
+    ("MSET a 1 a 2", "a:new a:set a:set"),
+    ("DEL str str", "str:del"),
+    ("UNLINK missing", ""),
+    ("TOUCH str", ""),
+    ("COPY str str", ""),  # error
+    ("COPY str ttlk", ""),
+    ("COPY ttlk c1", "c1:new c1:copy_to"),
+    ("RENAME ttlk str", "str:new ttlk:rename_from str:rename_to"),
+    ("RENAME s s9", "s9:new s:rename_from s9:rename_to"),
+    ("RENAMENX ttlk str", ""),
+    ("MOVE str 0", ""),  # error
+    ("SWAPDB 0 0", ""),
+    ("FLUSHDB ASYNC", ""),
+    ("FLUSHDB SYNC", ""),
+    ("BITFIELD str INCRBY u8 0 0", ""),
+    ("BITFIELD str OVERFLOW SAT INCRBY u8 0 1000", "str:setbit"),
+    ("BITFIELD str OVERFLOW FAIL INCRBY u8 0 1000", ""),
+    ("SETBIT str 0 0", ""),
+    ("SETBIT str 1 1", ""),
+    ("BITOP AND dest missing", "missing:keymiss"),
+    ("BITOP XOR str str2", "str:set"),
+    ("BITOP AND str2 str2", "str2:set"),
 )
 
 
@@ -639,6 +719,9 @@ def test_consumer_creation_events_follow_the_version(r, events, target):
          "s:xgroup-createconsumer" if old else "s:xgroup-createconsumer s2:xgroup-createconsumer"),
         ("XCLAIM s2 g c2 0 9-0", "" if old else "s2:xgroup-createconsumer"),
         ("XAUTOCLAIM s g c3 0 0", "" if old else "s:xgroup-createconsumer"),
+        ("XCLAIM s2 g c2 99999999 1-0", "" if old else "s2:xgroup-createconsumer"),
+        ("XAUTOCLAIM s2 g c2 99999999 0", "" if old else "s2:xgroup-createconsumer"),
+        ("XREADGROUP GROUP g c3 STREAMS s2 >", "" if old else "s2:xgroup-createconsumer"),
     ]
     for command, published in cases:
         assert events_from_setup(r, events, command) == _pairs(published), command
