@@ -74,11 +74,14 @@ def reset(ctx, argv):
     return _RESET
 
 
-def _check_password(ctx, user: bytes, password: bytes) -> None:
+def _check_password(ctx, user: bytes, password: bytes, name: bytes) -> None:
+    """Authenticate ``ctx`` as ``user``; a failure is logged in the ACL log under the
+    command's ``name`` as sent (AUTH or HELLO), as Redis does."""
     required = ctx.config["requirepass"]
     # Without requirepass the default user is "nopass": any password authenticates it.
     if user != b"default" or (required and not hmac.compare_digest(
             password, required.encode())):
+        ctx.server.acl_log.auth_failed(ctx, name, user, ctx.config["acllog-max-len"])
         raise CommandError(E.WRONGPASS)
     ctx.authenticated = True
 
@@ -99,7 +102,7 @@ def auth(ctx, argv):
     argv[1:] = [_REDACTED] * (len(argv) - 1)
     if len(argv) == 2 and not ctx.config["requirepass"]:
         raise CommandError(E.AUTH_NOT_CONFIGURED)
-    _check_password(ctx, user, password)
+    _check_password(ctx, user, password, argv[0])
     return OK
 
 
@@ -138,7 +141,7 @@ def hello(ctx, argv):
         else:
             raise CommandError(f"ERR Syntax error in HELLO option '{E._show(opt)}'")
     if credentials is not None:
-        _check_password(ctx, *credentials)
+        _check_password(ctx, *credentials, argv[0])
     if not ctx.authenticated:
         raise CommandError("NOAUTH HELLO must be called with the client already authenticated, "
                            "otherwise the HELLO <proto> AUTH <user> <pass> option can be used "

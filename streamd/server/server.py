@@ -33,6 +33,7 @@ from ..protocol.reader import unauthenticated_refusal
 from ..protocol.replies import NULL_ARRAY, QUEUED as _QUEUED, ErrorReply, Raw, is_push
 from ..store.keyspace import Keyspace, now_ms
 from ..store.stream import Stream
+from .acllog import AclLog
 from .client import Client
 from .pubsub import PubSub
 from .slowlog import NEVER, SlowLog, threshold_ns
@@ -128,6 +129,7 @@ class Server:
         # MEMORY STATS's startup.allocated and peak.allocated, from the resident size.
         self.startup_rss = self.peak_rss = rss_bytes()
         self.slowlog = SlowLog()
+        self.acl_log = AclLog()
         self.slow_ns = 0  # slowlog-log-slower-than in ns, kept by config_changed
         self.config_changed()
         self.reset_stats()
