@@ -12,6 +12,6 @@ def load_commands() -> None:
     global _loaded
     if _loaded:
         return
-    from . import (bitmaps, connection, debug, groups, hashes, idmp, keys, ops,  # noqa: F401
-                   pubsub, server, streams, strings, transactions)
+    from . import (acl, bitmaps, connection, debug, groups, hashes, idmp, keys,  # noqa: F401
+                   ops, pubsub, server, streams, strings, transactions)
     _loaded = True

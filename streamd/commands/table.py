@@ -251,10 +251,12 @@ _FLAG_ORDER = {f: i for i, f in enumerate((
     "loading", "stale", "skip_monitor", "skip_slowlog", "asking", "fast", "no_auth",
     "may_replicate", "no_mandatory_keys", "no_async_loading", "no_multi", "movablekeys",
     "allow_busy"))}
-_CATEGORY_ORDER = {c: i for i, c in enumerate((
+# Every ACL category, in that order (ACL CAT lists them so).
+ACL_CATEGORIES = (
     "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
     "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking",
-    "dangerous", "connection", "transaction", "scripting"))}
+    "dangerous", "connection", "transaction", "scripting")
+_CATEGORY_ORDER = {c: i for i, c in enumerate(ACL_CATEGORIES)}
 # Table flags that Redis does not report as command flags ("slow" is only a category;
 # Redis keeps "may_replicate" out of COMMAND INFO on purpose).
 _NOT_FLAGS = frozenset({"slow", "may_replicate"})
