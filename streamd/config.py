@@ -8,7 +8,9 @@ CONFIG REWRITE all go through this table.
 from __future__ import annotations
 
 import errno
+import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -205,6 +207,65 @@ def _output_buffer_limits(text: str, current: OutputBufferLimits | None = None):
 _output_buffer_limits.merges = True  # a value updates the current one (Config.set)
 
 
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_HEX = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?")
+_INFINITY = re.compile(r"[+-]?(?:inf|infinity)", re.IGNORECASE)
+
+
+def _string2d(text: str) -> float:
+    """A double as Redis's string2d reads it (strtod over the whole text): decimal or
+    hexadecimal, or infinity; not NaN, nothing that overflows or underflows to zero."""
+    if _INFINITY.fullmatch(text):
+        return float(text)
+    if _DECIMAL.fullmatch(text):
+        value = float(text)
+        mantissa = re.split("[eE]", text)[0]
+    elif _HEX.fullmatch(text):
+        sign = -1.0 if text[0] == "-" else 1.0
+        body = text.lstrip("+-")
+        if "p" not in body.lower():
+            body += "p0"
+        try:
+            value = sign * float.fromhex(body)
+        except OverflowError:
+            value = math.inf
+        mantissa = re.split("[pP]", body)[0][2:]
+    else:
+        raise ValueError(text)
+    if math.isinf(value) or (value == 0 and mantissa.strip("0.+-")):
+        raise ValueError(text)  # ERANGE
+    return value
+
+
+def percentile_text(p: float) -> str:
+    """A percentile as Redis prints it: "%f" without its trailing zeros (99.9, 50)."""
+    text = "%f" % p
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+class Percentiles(tuple):
+    """latency-tracking-info-percentiles: CONFIG GET shows each as INFO names it."""
+
+    def __str__(self) -> str:
+        return " ".join(percentile_text(p) for p in self)
+
+
+def _percentiles(text: str) -> Percentiles:
+    """Space-separated percentiles (each word one: two spaces make an empty, invalid
+    one); "" is none at all."""
+    out = []
+    for word in text.split(" ") if text else ():
+        try:
+            p = _string2d(word)
+        except ValueError:
+            raise ConfigError("Invalid latency-tracking-info-percentiles parameters") from None
+        if not 0.0 <= p <= 100.0:
+            raise ConfigError("latency-tracking-info-percentiles parameters should sit "
+                              "between [0.0,100.0]")
+        out.append(p)
+    return Percentiles(out)
+
+
 def _directory(text: str) -> str:
     """``dir``: Redis changes into it, so it must exist; CONFIG GET shows the absolute path."""
     if not os.path.isdir(text):
@@ -309,6 +370,7 @@ _p("slowlog-log-slower-than", 10000, _int_range(-1, LLONG_MAX))
 _p("slowlog-max-len", 128, _int_range(0, LLONG_MAX))
 _p("latency-tracking", _YES, _yesno)
 _p("latency-monitor-threshold", 0, _int_range(0, LLONG_MAX))
+_p("latency-tracking-info-percentiles", _percentiles("50 99 99.9"), _percentiles)
 _p("acllog-max-len", 128, _int_range(0, LLONG_MAX))
 _p("tracking-table-max-keys", 1000000, _int_range(0, LLONG_MAX))
 _p("list-max-listpack-size", -2, _int_range(-2**31, INT_MAX))
