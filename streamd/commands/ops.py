@@ -8,6 +8,7 @@ depend on.
 
 from __future__ import annotations
 
+import time
 from itertools import islice
 
 from ..protocol.replies import OK, Map, Verbatim
@@ -15,8 +16,9 @@ from . import errors as E
 from .args import parse_int, parse_timeout_ms
 from .blocking import Block
 from .errors import CommandError
+from .latencystats import cdf, total_calls, tracked
 from .server import _rss_bytes as rss_bytes
-from .table import command, help_command, integer, key, string
+from .table import TABLE, command, every_command, help_command, integer, key, string
 
 # --- ROLE / WAIT -------------------------------------------------------------------------
 
@@ -171,8 +173,10 @@ help_command("slowlog", "server", "6.2.0", (
 
 
 # --- LATENCY -----------------------------------------------------------------------------
-# streamd keeps no latency samples (latency-monitor-threshold is accepted but records
-# nothing), so LATENCY answers as Redis does with monitoring disabled, its default.
+# The latency monitor's events ("command", "fast-command": what the dispatcher records
+# when latency-monitor-threshold is on) are kept by the server (server/latency.py, as
+# ``ctx.server.latency.events``: name -> series of [unix time, ms] samples, oldest first,
+# and its all-time max); per-command histograms on the commands (latencystats.py).
 
 _LATENCY_TIPS = "nondeterministic_output request_policy:all_nodes response_policy:special"
 
@@ -180,26 +184,183 @@ command("latency", -2, "slow", group="server", since="2.8.13",
         summary="A container for latency diagnostics commands.",
         complexity="Depends on subcommand.", container=True)
 
+_DOCTOR_DISABLED = (
+    "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis "
+    "instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in "
+    "order to enable it. If we weren't in a deep space mission I'd suggest to take a "
+    "look at https://redis.io/topics/latency-monitor.\n")
+_DOCTOR_CALM = (
+    "Dave, no latency spike was observed during the lifetime of this Redis instance, not "
+    "in the slightest bit. I honestly think you ought to sit down calmly, take a stress "
+    "pill, and think things over.\n")
+_DOCTOR_SPIKES = ("Dave, I have observed latency spikes in this Redis instance. You don't "
+                  "mind talking about it, do you Dave?\n\n")
+_ADVICE_SLOWLOG_ENABLE = (
+    "- There are latency issues with potentially slow commands you are using. Try to "
+    "enable the Slow Log Redis feature using the command 'CONFIG SET "
+    "slowlog-log-slower-than %d'. If the Slow log is disabled Redis is not able to log "
+    "slow commands execution for you.\n")
+_ADVICE_SLOWLOG_TUNE = (
+    "- Your current Slow Log configuration only logs events that are slower than your "
+    "configured latency monitor threshold. Please use 'CONFIG SET "
+    "slowlog-log-slower-than %d'.\n")
+_ADVICE_SLOWLOG_INSPECT = (
+    "- Check your Slow Log to understand what are the commands you are running which are "
+    "too slow to execute. Please check https://redis.io/commands/slowlog for more "
+    "information.\n")
+_ADVICE_SCHEDULER = (
+    "- The system is slow to execute Redis code paths not containing system calls. This "
+    "usually means the system does not provide Redis CPU time to run for long periods. "
+    "You should try to:\n"
+    "  1) Lower the system load.\n"
+    "  2) Use a computer / VM just for Redis if you are running other software in the same "
+    "system.\n"
+    "  3) Check if you have a \"noisy neighbour\" problem.\n"
+    "  4) Check with 'redis-cli --intrinsic-latency 100' what is the intrinsic latency in "
+    "your system.\n"
+    "  5) Check if the problem is allocator-related by recompiling Redis with MALLOC=libc, "
+    "if you are using Jemalloc. However this may create fragmentation problems.\n")
+_ADVICE_LARGE_OBJECTS = (
+    "- Deleting, expiring or evicting (because of maxmemory policy) large objects is a "
+    "blocking operation. If you have very large objects that are often deleted, expired, "
+    "or evicted, try to fragment those objects into multiple smaller objects.\n")
+
+
+def _event_stats(series, now: int) -> tuple[int, int, int, float]:
+    """(samples, average ms, mean absolute deviation ms, seconds per sample) as the
+    doctor reports them, in whole milliseconds; the period runs from the oldest sample
+    to now (at least one second)."""
+    values = [ms for _, ms in series.samples]
+    n = len(values)
+    avg = sum(values) // n
+    mad = sum(abs(avg - ms) for ms in values) // n
+    period = (now - min(t for t, _ in series.samples)) or 1
+    return n, avg, mad, period / n
+
+
+def latency_report(events: dict, threshold_ms: int, slow_us: int, slow_max_len: int,
+                   now: int) -> str:
+    """LATENCY DOCTOR's text for the events streamd records (command, fast-command): the
+    per-event lines and the advice Redis 7.0 gives for them. Redis's advice on forks,
+    disks, AOF, eviction, expiry and transparent huge pages has no events here to
+    trigger it."""
+    if not events and not threshold_ms:
+        return _DOCTOR_DISABLED
+    if not events:
+        return _DOCTOR_CALM
+    out = [_DOCTOR_SPIKES]
+    slowlog_enable = slowlog_tune = command_advice = scheduler = False
+    for i, (name, series) in enumerate(events.items(), 1):
+        n, avg, mad, period = _event_stats(series, now)
+        out.append("%d. %s: %d latency spikes (average %dms, mean deviation %dms, "
+                   "period %.2f sec). Worst all time event %dms.\n"
+                   % (i, name, n, avg, mad, period, series.max))
+        if name == "command":
+            if slow_us < 0 or slow_max_len == 0:
+                slowlog_enable = True
+            elif slow_us // 1000 > threshold_ms:
+                slowlog_tune = True
+            command_advice = True
+        elif name == "fast-command":
+            scheduler = True
+    out.append("\nI have a few advices for you:\n\n")
+    if slowlog_enable:
+        out.append(_ADVICE_SLOWLOG_ENABLE % (threshold_ms * 1000))
+    if slowlog_tune:
+        out.append(_ADVICE_SLOWLOG_TUNE % (threshold_ms * 1000))
+    if command_advice:
+        out.append(_ADVICE_SLOWLOG_INSPECT)
+    if scheduler:
+        out.append(_ADVICE_SCHEDULER)
+    if command_advice:
+        out.append(_ADVICE_LARGE_OBJECTS)
+    return "".join(out)
+
 
 @command("latency|doctor", 2, "admin noscript loading stale", tips=_LATENCY_TIPS,
          group="server", since="2.8.13",
          summary="Returns a human-readable latency analysis report.", complexity="O(1)")
 def latency_doctor(ctx, argv):
-    """LATENCY DOCTOR"""
-    return Verbatim(
-        "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis "
-        "instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in "
-        "order to enable it. If we weren't in a deep space mission I'd suggest to take a "
-        "look at https://redis.io/topics/latency-monitor.\n")
+    """LATENCY DOCTOR
+
+    Redis's report, limited to the events streamd records (see ``latency_report``)."""
+    config = ctx.config
+    return Verbatim(latency_report(
+        ctx.server.latency.events, config["latency-monitor-threshold"],
+        config["slowlog-log-slower-than"], config["slowlog-max-len"], int(time.time())))
+
+
+# LATENCY GRAPH draws the samples as a sparkline of this many columns and 4 rows, each
+# row split in 3 heights, with each sample's age written downwards beneath it.
+_GRAPH_COLUMNS = 80
+_GRAPH_ROWS = 4
+_GRAPH_MARKS = "_o#"
+
+
+def _age_label(seconds: int) -> str:
+    if seconds < 60:
+        return "%ds" % seconds
+    if seconds < 3600:
+        return "%dm" % (seconds // 60)
+    if seconds < 86400:
+        return "%dh" % (seconds // 3600)
+    return "%dd" % (seconds // 86400)
+
+
+def _sparkline(values: list[int], labels: list[str], low: int, high: int) -> list[str]:
+    """The lines of one band of the graph: the bars, a blank line, then the labels."""
+    span = (high - low) or 1
+    steps = len(_GRAPH_MARKS) * _GRAPH_ROWS
+    heights = [min(max(int((v - low) * steps / span), 0), steps - 1) for v in values]
+    lines = []
+    for row in range(_GRAPH_ROWS):
+        floor = (_GRAPH_ROWS - row - 1) * len(_GRAPH_MARKS)
+        line = []
+        for h in heights:
+            level = h - floor
+            if level < 0:
+                line.append(" ")
+            elif level < len(_GRAPH_MARKS):
+                line.append(_GRAPH_MARKS[level])
+            else:
+                line.append("|")
+        lines.append("".join(line))
+    lines.append(" " * len(values))
+    for depth in range(max(len(label) for label in labels)):
+        lines.append("".join(label[depth] if depth < len(label) else " "
+                             for label in labels))
+    return lines
+
+
+def latency_graph_text(name: str, series, now: int) -> str:
+    values = [ms for _, ms in series.samples]
+    labels = [_age_label(now - t) for t, _ in series.samples]
+    low, high = min(values), max(values)
+    out = ["%s - high %d ms, low %d ms (all time high %d ms)\n" % (name, high, low,
+                                                                   series.max),
+           "-" * _GRAPH_COLUMNS + "\n"]
+    bands = []
+    for at in range(0, len(values), _GRAPH_COLUMNS):
+        bands.append("".join(line + "\n" for line in _sparkline(
+            values[at:at + _GRAPH_COLUMNS], labels[at:at + _GRAPH_COLUMNS], low, high)))
+    out.append("\n".join(bands))
+    return "".join(out)
 
 
 @command("latency|graph", 3, "admin noscript loading stale", tips=_LATENCY_TIPS,
          group="server", since="2.8.13", summary="Returns a latency graph for an event.",
          complexity="O(1)", args=(string("event"),))
 def latency_graph(ctx, argv):
-    """LATENCY GRAPH event"""
-    raise CommandError("ERR No samples available for event '%s'"
-                       % argv[2].decode("utf-8", "replace"))
+    """LATENCY GRAPH event
+
+    The event's samples as an ASCII graph: its high, low and all-time high, then one
+    column per sample, 80 to a band, each labelled with its age (s, m, h or d)."""
+    name = argv[2].decode("utf-8", "surrogateescape")
+    series = ctx.server.latency.events.get(name)
+    if series is None:
+        raise CommandError("ERR No samples available for event '%s'"
+                           % argv[2].decode("utf-8", "replace"))
+    return Verbatim(latency_graph_text(name, series, int(time.time())))
 
 
 @command("latency|history", 3, "admin noscript loading stale", tips=_LATENCY_TIPS,
@@ -207,16 +368,24 @@ def latency_graph(ctx, argv):
          summary="Returns timestamp-latency samples for an event.", complexity="O(1)",
          args=(string("event"),))
 def latency_history(ctx, argv):
-    """LATENCY HISTORY event"""
-    return []
+    """LATENCY HISTORY event
+
+    The event's [unix time, milliseconds] samples, oldest first (at most 160, one per
+    second); none for an unknown event."""
+    series = ctx.server.latency.events.get(argv[2].decode("utf-8", "surrogateescape"))
+    return [] if series is None else [list(sample) for sample in series.samples]
 
 
 @command("latency|latest", 2, "admin noscript loading stale", tips=_LATENCY_TIPS,
          group="server", since="2.8.13",
          summary="Returns the latest latency samples for all events.", complexity="O(1)")
 def latency_latest(ctx, argv):
-    """LATENCY LATEST"""
-    return []
+    """LATENCY LATEST
+
+    For each event: its name, its latest sample's time and milliseconds, and its
+    all-time maximum."""
+    return [[name.encode(), *series.samples[-1], series.max]
+            for name, series in ctx.server.latency.events.items()]
 
 
 @command("latency|reset", -2, "admin noscript loading stale",
@@ -226,8 +395,28 @@ def latency_latest(ctx, argv):
 def latency_reset(ctx, argv):
     """LATENCY RESET [event [event ...]]
 
-    The number of event series reset: none are ever kept."""
-    return 0
+    Drops the named events (names are case-sensitive; each counts once), or all of
+    them; the reply is how many were dropped."""
+    names = None if len(argv) == 2 else [a.decode("utf-8", "surrogateescape")
+                                         for a in argv[2:]]
+    return ctx.server.latency.reset(names)
+
+
+def _histogram_entry(name: str, cmd) -> tuple:
+    calls, steps = cdf(cmd)
+    return (name.encode(), Map([(b"calls", calls), (b"histogram_usec", Map(steps))]))
+
+
+def _histogram_lookup(name: bytes):
+    """The command a LATENCY HISTOGRAM argument names (``container|sub`` for a
+    subcommand, any case); None when there is none."""
+    parts = name.lower().split(b"|")
+    cmd = TABLE.get(parts[0])
+    if cmd is None or len(parts) > 2:
+        return None
+    if len(parts) == 2:
+        return cmd.subcommands.get(parts[1])
+    return cmd
 
 
 @command("latency|histogram", -2, "admin noscript loading stale", tips=_LATENCY_TIPS,
@@ -240,11 +429,24 @@ def latency_reset(ctx, argv):
 def latency_histogram(ctx, argv):
     """LATENCY HISTOGRAM [command [command ...]]
 
-    A map from command name to its calls and latency buckets, for the named commands (or
-    all) that have a histogram. streamd keeps none (INFO latencystats is empty too), so
-    the map is empty, as Redis's is for commands it has no samples of; names are not
-    checked (Redis skips unknown ones)."""
-    return Map([])
+    A map from command name to its calls and its cumulative latency buckets, for every
+    command with calls, or for the named ones: a container stands for itself and its
+    subcommands, unknown names are skipped, a name given twice shows twice. What was
+    kept shows while latency-tracking is off too (nothing is added then)."""
+    if len(argv) == 2:
+        return Map([_histogram_entry(cmd.name, tracked(cmd)) for cmd in every_command()
+                    if total_calls(tracked(cmd))])
+    out = []
+    for arg in argv[2:]:
+        cmd = _histogram_lookup(arg)
+        if cmd is None:
+            continue
+        if total_calls(tracked(cmd)):
+            out.append(_histogram_entry(cmd.name, tracked(cmd)))
+        for sub in cmd.subcommands.values():
+            if total_calls(sub):
+                out.append(_histogram_entry(sub.name, sub))
+    return Map(out)
 
 
 help_command("latency", "server", "2.8.13", (

@@ -14,6 +14,7 @@ from ..config import PARAMS, ConfigError, canonical
 from ..protocol.replies import NO_REPLY, OK, Map, SetReply, Simple, Verbatim
 from . import errors as E
 from .keyutil import glob_match
+from .latencystats import command_usec, percentiles_line, total_calls, tracked
 from .errors import CommandError
 from .table import TABLE, command, every_command, help_command, oneof, pattern, string, token
 
@@ -155,13 +156,20 @@ def _section(ctx, name: str) -> list[str]:
     if name == "modules" or name == "cluster":
         return ["cluster_enabled:0"] if name == "cluster" else []
     if name == "latencystats":
-        return []  # no per-command latency histograms are kept
+        # Redis shows nothing here while latency-tracking is off, even the figures it
+        # kept from before (LATENCY HISTOGRAM still shows them).
+        if not ctx.config["latency-tracking"]:
+            return []
+        percentiles = ctx.config["latency-tracking-info-percentiles"]
+        return [percentiles_line(tracked(cmd), cmd.name, percentiles)
+                for cmd in every_command() if total_calls(tracked(cmd))]
     if name == "commandstats":
         lines = []
         for cmd in every_command():
             if cmd.calls or cmd.rejected_calls or cmd.failed_calls:
-                per = cmd.usec / cmd.calls if cmd.calls else 0.0
-                lines.append(f"cmdstat_{cmd.name}:calls={cmd.calls},usec={cmd.usec},"
+                usec = command_usec(cmd)
+                per = usec / cmd.calls if cmd.calls else 0.0
+                lines.append(f"cmdstat_{cmd.name}:calls={cmd.calls},usec={usec},"
                              f"usec_per_call={per:.2f},rejected_calls={cmd.rejected_calls},"
                              f"failed_calls={cmd.failed_calls}")
         return lines

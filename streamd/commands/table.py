@@ -140,11 +140,28 @@ class Command:
     # The config (``enable-debug-command``) that must allow this command before it runs;
     # the dispatcher checks it after the arity, before authentication, as Redis does.
     protected: str = ""
-    # statistics for INFO commandstats
-    calls: int = 0
+    # statistics for INFO commandstats. A call the dispatcher times is counted once, in
+    # ``lat`` (below), which holds its time too: ``more_calls`` and ``usec`` are only what
+    # those counts do not hold (``calls`` adds them up; see latencystats.command_usec).
+    more_calls: int = 0
     usec: int = 0
     failed_calls: int = 0
     rejected_calls: int = 0
+    # Latency tracking (INFO latencystats, LATENCY HISTOGRAM): ``hist`` counts the calls
+    # per whole microsecond below its length (empty until the first call),
+    # ``hist_big`` the slower ones per histogram bucket (see commands/latencystats.py).
+    # The dispatcher does ``lat[usec] += 1``, and nothing else for the time of a fast
+    # call: ``lat`` is ``hist``, or ``shadow`` while latency-tracking is off (counts that
+    # only commandstats's time reads), so the hot path has no test of the setting.
+    hist: list = field(default_factory=list)
+    hist_big: dict = field(default_factory=dict)
+    shadow: list = field(default_factory=list)
+    lat: list = field(default_factory=list)
+
+    @property
+    def calls(self) -> int:
+        return (self.more_calls + sum(self.hist) + sum(self.shadow)
+                + sum(self.hist_big.values()))
 
     @property
     def is_container(self) -> bool:

@@ -36,7 +36,8 @@ from ..store.stream import Stream
 from .acllog import AclLog
 from .client import Client
 from .pubsub import PubSub
-from .slowlog import NEVER, SlowLog, threshold_ns
+from .latency import Latency
+from .slowlog import NEVER, SlowLog, threshold_us
 from .tracking import Tracking
 from .writes import WriteScheduler
 
@@ -130,17 +131,26 @@ class Server:
         self.startup_rss = self.peak_rss = rss_bytes()
         self.slowlog = SlowLog()
         self.acl_log = AclLog()
-        self.slow_ns = 0  # slowlog-log-slower-than in ns, kept by config_changed
+        self.latency = Latency()
+        # Kept by config_changed, in microseconds (NEVER: off): slowlog-log-slower-than,
+        # latency-monitor-threshold, and the lower of the two, the one test a command pays
+        # for both.
+        self.slow_us = self.monitor_us = self.watch_us = NEVER
         self.config_changed()
         self.reset_stats()
 
     def config_changed(self) -> None:
         """Refresh what the dispatcher keeps of the configuration (after CONFIG SET)."""
-        self.slow_ns = threshold_ns(self.config["slowlog-log-slower-than"])
+        self.slow_us = threshold_us(self.config["slowlog-log-slower-than"])
+        monitor_ms = self.config["latency-monitor-threshold"]
+        self.monitor_us = monitor_ms * 1000 if monitor_ms > 0 else NEVER
+        self.watch_us = min(self.slow_us, self.monitor_us)
+        if self.config["latency-tracking"] != self.latency.tracking:
+            self.latency.set_tracking(self.config["latency-tracking"])
         # Redis trims the log at the end of every command while it is on, the CONFIG SET
         # that lowered slowlog-max-len (or turned the log back on) included.
         max_len = self.config["slowlog-max-len"]
-        if self.slow_ns != NEVER and max_len:
+        if self.slow_us != NEVER and max_len:
             self.slowlog.trim(max_len)
 
     def reset_stats(self) -> None:
@@ -158,7 +168,8 @@ class Server:
         self._samples = [[0] * _METRIC_SAMPLES for _ in range(3)]
         self._sample_idx = 0
         for c in every_command():
-            c.calls = c.usec = c.failed_calls = c.rejected_calls = 0
+            c.more_calls = c.usec = c.failed_calls = c.rejected_calls = 0
+        self.latency.reset_histograms()
         self.keyspace.reset_stats()
 
     def _io_since_start(self) -> list[int]:
@@ -247,20 +258,25 @@ class Server:
                 reply = cmd.handler(client, argv)
             except Exception as exc:
                 reply = self._failed(cmd, argv, exc)
-            elapsed = time_ns() - start
-            if elapsed > 0:  # the wall clock may step back
-                cmd.usec += elapsed // 1000
+            usec = (time_ns() - start) // 1000
+            if usec < 0:  # the wall clock stepped back
+                usec = 0
             if type(reply) is Block:
+                cmd.usec += usec
                 if self.monitors:  # shown once, as it blocks; not when it is served
                     self._show(client, cmd, argv)
                 if client.tracking is not None and "readonly" in cmd.flags:
                     self.tracking.remember(client, cmd, argv)  # as it blocks, as in Redis
                 self._park(client, cmd, argv, reply)
                 return done, True
-            cmd.calls += 1
-            if elapsed >= self.slow_ns:  # the one check a command pays for the slow log
-                self.slowlog.push(client, cmd, argv, max(elapsed, 0) // 1000,
-                                  self.config["slowlog-max-len"])
+            # The call and its time, for commandstats and latency-tracking at once (the
+            # command's first call and slow ones take ``record``).
+            try:
+                cmd.lat[usec] += 1
+            except IndexError:
+                self.latency.record(cmd, usec)
+            if usec >= self.watch_us:  # the one check a command pays for slow log and monitor
+                self._watched(client, cmd, argv, usec)
             # The reply goes first: what the woken clients' commands publish to this
             # client comes after it, as in Redis.
             encode(reply, client._out, client.resp)
@@ -286,28 +302,51 @@ class Server:
                 replies.append(self._failed(cmd, requests[at + len(replies)], exc))
         taken = len(replies)
         if taken:
-            cmd.calls += taken
             client.tot_cmds += taken - 1
-            elapsed = time_ns() - start
-            if elapsed > 0:
-                cmd.usec += elapsed // 1000
-            if elapsed >= self.slow_ns:
-                self._slowlog_run(client, cmd, requests[at:at + taken], elapsed)
+            usec = (time_ns() - start) // 1000
+            if usec < 0:  # the wall clock stepped back
+                usec = 0
+            # Each command of the run is taken to have run for an equal share of its time;
+            # what the shares leave over counts in commandstats's time only.
+            share, rest = divmod(usec, taken)
+            if rest:
+                cmd.usec += rest
+            try:
+                cmd.lat[share] += taken
+            except IndexError:
+                self.latency.record(cmd, share, taken)
+            if share >= self.watch_us:
+                self._watched_run(client, cmd, requests[at:at + taken], share)
             encode_each(replies, client._out, client.resp)
             if self.keyspace.ready:  # a pure command's lazy expiry deleted a key
                 self.handle_ready()
         return taken
 
-    def _slowlog_run(self, client: Client, cmd, run: list, elapsed: int) -> None:
+    def _watched(self, client: Client, cmd, argv, usec: int) -> None:
+        """A command that ran for at least the slow log's or the latency monitor's
+        threshold: a slow log entry, and a latency event, "fast-command" for a command
+        flagged fast, "command" for the others, in whole milliseconds, as Redis names
+        them."""
+        if usec >= self.slow_us:
+            self.slowlog.push(client, cmd, argv, usec, self.config["slowlog-max-len"])
+        if usec >= self.monitor_us:
+            self.latency.add_sample("fast-command" if "fast" in cmd.flags else "command",
+                                    usec // 1000)
+
+    def _watched_run(self, client: Client, cmd, run: list, share: int) -> None:
         """A pipelined run is timed as a whole: each of its commands is taken to have run
         for an equal share of that time, and the slow log gets every one of them when that
         share reaches the threshold (so at threshold 0 every command is logged, as Redis
-        logs each one, and a run of many fast commands is not mistaken for slow ones)."""
-        share = max(elapsed, 0) // len(run)
-        if share >= self.slow_ns:
+        logs each one, and a run of many fast commands is not mistaken for slow ones).
+        The latency monitor's sample is the share; its commands, all in the same second,
+        make one sample."""
+        if share >= self.slow_us:
             max_len = self.config["slowlog-max-len"]
             for argv in run:
-                self.slowlog.push(client, cmd, argv, share // 1000, max_len)
+                self.slowlog.push(client, cmd, argv, share, max_len)
+        if share >= self.monitor_us:
+            self.latency.add_sample("fast-command" if "fast" in cmd.flags else "command",
+                                    share // 1000)
 
     def _resolve(self, client: Client, argv: list[bytes]):
         """The command to run for ``argv`` after every check, or the reply that replaces
@@ -399,15 +438,15 @@ class Server:
             reply = (handler or cmd.handler)(client, argv)
         except Exception as exc:
             reply = self._failed(cmd, argv, exc)
-        elapsed = perf_counter_ns() - start
-        cmd.usec += elapsed // 1000
+        usec = (perf_counter_ns() - start) // 1000
         # A parked command counts once, when it completes, and only then may it enter the
         # slow log, as in Redis (a timeout or CLIENT UNBLOCK logs nothing).
-        if type(reply) is not Block:
-            cmd.calls += 1
-            if elapsed >= self.slow_ns:
-                self.slowlog.push(client, cmd, sent_argv or argv, elapsed // 1000,
-                                  self.config["slowlog-max-len"])
+        if type(reply) is Block:
+            cmd.usec += usec
+        else:
+            self.latency.record(cmd, usec)
+            if usec >= self.watch_us:
+                self._watched(client, cmd, sent_argv or argv, usec)
         if show:  # EXEC's commands
             if self.monitors:
                 self._show(client, cmd, argv)
@@ -598,7 +637,9 @@ class Server:
 
     def _timeout(self, waiter: Waiter) -> None:
         if waiter.client.waiter is waiter:
-            waiter.cmd.calls += 1  # no run completes it: Redis counts the call here
+            # No run completes it: Redis counts the call here, but adds nothing to the
+            # command's latency histogram.
+            waiter.cmd.more_calls += 1
             self._finish(waiter, waiter.timeout_reply)
             if self.keyspace.ready:
                 self.handle_ready()
@@ -609,7 +650,9 @@ class Server:
             return False
         waiter = client.waiter
         # Ended from outside, the parked command counts here, as a failure with ERROR.
-        waiter.cmd.calls += 1
+        # Redis's histogram gets this call at the duration of its first run (already
+        # in commandstats's time): streamd counts it at the least.
+        self.latency.record(waiter.cmd, 0)
         if error:
             waiter.cmd.failed_calls += 1
         reply = self._error(E.UNBLOCKED) if error else waiter.timeout_reply

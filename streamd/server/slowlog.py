@@ -41,6 +41,6 @@ class SlowLog:
             self.entries.pop()
 
 
-def threshold_ns(usec: int) -> int:
-    """slowlog-log-slower-than in the dispatcher's unit (ns), NEVER when disabled."""
-    return NEVER if usec < 0 else usec * 1000
+def threshold_us(usec: int) -> int:
+    """slowlog-log-slower-than as the dispatcher compares it, NEVER when disabled."""
+    return NEVER if usec < 0 else usec
