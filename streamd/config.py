@@ -505,6 +505,8 @@ class Config:
                 elif name == "client-output-buffer-limit":
                     # Several words, like a CONFIG SET value; each line updates its classes.
                     self.set(name, " ".join(args[1:]), startup=True)
+                elif name == "latency-tracking-info-percentiles":
+                    self.set(name, " ".join(args[1:]), startup=True)  # one word each
                 elif name is not None:
                     if len(args) != 2:
                         raise ConfigError("wrong number of arguments")
@@ -598,6 +600,9 @@ def _rewrite_lines(name: str, value, param: Param) -> tuple[list[str], bool]:
                        f"{_memory_text(hard)} {_memory_text(soft)} {seconds}")
             forced.append(value.limits[cls] != _OBUF_DEFAULTS[cls])
         return out, forced
+    if name == "latency-tracking-info-percentiles":
+        # Redis always writes it, "" for none (so the defaults do not come back).
+        return [f"{name} {_fmt(value) or chr(34) * 2}"], True
     force = value != param.default or name == "dir"
     if param.parse is _string or param.parse is _directory or name == "notify-keyspace-events":
         if param.sensitive and not value:

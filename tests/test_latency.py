@@ -168,6 +168,27 @@ def test_percentiles_config_names_the_info_fields(wire):
     assert b"\r\nlatency_percentiles_usec_ping:\r\n" in wire("INFO", "latencystats")
 
 
+@pytest.mark.streamd_only
+def test_percentiles_in_the_config_file_and_its_rewrite(tmp_path):
+    """As Redis 7.0.15 read and rewrote its own config file: one word per percentile
+    (quoted or not, spaces between them collapse), rewritten in CONFIG GET's form and
+    always written, "" for none."""
+    from streamd.config import Config
+    conf = tmp_path / "streamd.conf"
+    conf.write_text('latency-tracking-info-percentiles 50   99.5 "1e1"\n')
+    config = Config()
+    config.file = str(conf)
+    config.load_file(str(conf))
+    assert str(config["latency-tracking-info-percentiles"]) == "50 99.5 10"
+    config.rewrite()
+    assert conf.read_text().splitlines()[0] == "latency-tracking-info-percentiles 50 99.5 10"
+    config.set("latency-tracking-info-percentiles", "")
+    config.rewrite()
+    assert conf.read_text().splitlines()[0] == 'latency-tracking-info-percentiles ""'
+    config.load_file(str(conf))
+    assert str(config["latency-tracking-info-percentiles"]) == ""
+
+
 # --- LATENCY HISTOGRAM ---------------------------------------------------------------------
 
 def test_latency_histogram_reply_shape(wire):
