@@ -6,6 +6,7 @@ import hmac
 import time
 
 from .. import REDIS_VERSION
+from ..protocol.reader import encoded_size
 from ..protocol.replies import NO_REPLY, OK, PONG, Map, SetReply, Simple, Verbatim
 from . import errors as E
 from .args import Args, parse_int
@@ -184,7 +185,54 @@ def _check_name(name: bytes, what: str = "Client names") -> None:
         raise CommandError(f"ERR {what} cannot contain spaces, newlines or special characters.")
 
 
-def client_line(c, now: float) -> str:
+# Redis's buffer sizes, which CLIENT LIST shows: a query buffer is made room for 16 KiB
+# reads (and grows by doubling past that), a reply buffer holds 16 KiB, shrinking to 1 KiB
+# once the cron finds it idle (about a second in), and replies past it wait in a list of
+# 16 KiB blocks. streamd reports its buffers by those rules; the bytes of a client's own
+# structure are an estimate.
+_IOBUF = 16 * 1024
+_REPLY_CHUNK = 16 * 1024
+_REPLY_MIN = 1024
+_CLIENT_STRUCT = 1024
+_POINTER = 8  # Redis counts a queued command's argument pointers in multi-mem
+
+
+def client_memory(c, argv=None) -> tuple:
+    """(qbuf, qbuf-free, argv-mem, multi-mem, obl, oll, omem, tot-mem) of client ``c``;
+    ``argv``: the request it is running (CLIENT LIST or INFO of its own), which Redis
+    still holds in the query buffer and as its arguments while it runs."""
+    qbuf, argv_mem = c.reader.buffered() if c.reader is not None else (0, 0)
+    if argv is None and c.waiter is not None:
+        argv = c.waiter.sent_argv  # a blocked client keeps its command's arguments
+        own = 0
+    else:
+        own = encoded_size(argv) if argv is not None else 0
+    if argv is not None:
+        argv_mem += sum(map(len, argv))
+    qbuf += own
+    if c.net_in == 0 and not qbuf:
+        qbuf_free = 0  # nothing read yet: Redis has not made room for a read
+    else:
+        qbuf_free = _IOBUF - qbuf if qbuf < _IOBUF else qbuf
+    multi_mem = 0
+    if c.multi is not None:
+        for queued in c.multi:
+            args = queued[1]
+            multi_mem += sum(map(len, args)) + _POINTER * len(args)
+    # Replies not written yet: those of the running batch, then the transport's backlog.
+    # Redis's 16 KiB buffer is written first, so a backlog sits in its reply list.
+    obl = min(len(c._out), _REPLY_CHUNK)
+    omem = len(c._out) - obl
+    t = c.transport
+    if t is not None and not t.is_closing():
+        omem += t.get_write_buffer_size()
+    oll = -(-omem // _REPLY_CHUNK)
+    return qbuf, qbuf_free, argv_mem, multi_mem, obl, oll, omem, (
+        _CLIENT_STRUCT + qbuf + qbuf_free + argv_mem + multi_mem + omem)
+
+
+def client_line(c, now: float, argv=None) -> str:
+    """The client's CLIENT LIST line; ``argv``: the request running (see client_memory)."""
     flags = "O" if c.monitor else ""
     if c.subscribed:
         flags += "P"
@@ -208,12 +256,19 @@ def client_line(c, now: float) -> str:
     if c.no_touch:
         flags += "T"
     flags = flags or "N"
+    qbuf, qbuf_free, argv_mem, multi_mem, obl, oll, omem, tot_mem = client_memory(c, argv)
+    age = int(now - c.created)
+    # The cron shrinks a new client's reply buffer once it finds it (within a second);
+    # its peak since then is what the buffer holds now.
+    rbs = _REPLY_CHUNK if age < 1 or obl == _REPLY_CHUNK else _REPLY_MIN
+    tot_mem += rbs
     return (f"id={c.id} addr={c.addr} laddr={c.laddr} fd={c.fd} "
-            f"name={c.name.decode('utf-8', 'replace')} age={int(now - c.created)} "
+            f"name={c.name.decode('utf-8', 'replace')} age={age} "
             f"idle={int(now - c.last_interaction)} flags={flags} db={c.db.index} "
             f"sub={len(c.channels)} psub={len(c.patterns)} ssub={len(c.shard_channels)} multi={len(c.multi) if c.multi is not None else -1} "
-            f"watch={len(c.watched)} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 "
-            f"rbp=0 obl=0 oll=0 omem=0 tot-mem=1024 events=r cmd={c.last_cmd} user=default "
+            f"watch={len(c.watched)} qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} "
+            f"multi-mem={multi_mem} rbs={rbs} rbp={obl} obl={obl} oll={oll} omem={omem} "
+            f"tot-mem={tot_mem} events={'rw' if obl or omem else 'r'} cmd={c.last_cmd} user=default "
             f"redir={st.redirect if st is not None else -1} resp={c.resp} lib-name={c.lib_name.decode('utf-8', 'replace')} "
             f"lib-ver={c.lib_ver.decode('utf-8', 'replace')} io-thread=0 "
             f"tot-net-in={c.net_in} tot-net-out={c.net_out} tot-cmds={c.tot_cmds}")
@@ -265,7 +320,7 @@ def client_setinfo(ctx, argv):
          summary="Returns information about the connection.", complexity="O(1)")
 def client_info(ctx, argv):
     """CLIENT INFO"""
-    return Verbatim(client_line(ctx, time.time()) + "\n")
+    return Verbatim(client_line(ctx, time.time(), argv) + "\n")
 
 
 @command("client|list", -2, "admin noscript loading stale",
@@ -308,7 +363,8 @@ def client_list(ctx, argv):
     elif len(argv) != 2:
         raise CommandError(E.SYNTAX)
     now = time.time()
-    return Verbatim("".join(client_line(c, now) + "\n" for c in clients))
+    return Verbatim("".join(client_line(c, now, argv if c is ctx else None) + "\n"
+                            for c in clients))
 
 
 def _positive(arg: bytes, not_integer: str, not_positive: str) -> int:

@@ -123,6 +123,9 @@ def _encoded_size(argv: list) -> int:
         return _header_size(len(argv)) + sum(map(_bulk_size, map(len, argv)))
 
 
+encoded_size = _encoded_size  # for CLIENT LIST, which shows a running request's bytes
+
+
 def _canonical(requests: list, buf) -> bool:
     """Whether ``buf`` starts with ``requests`` in canonical multibulk form: a '*' where each
     request starts and a '$' where each argument starts, at the offsets their sizes give.
@@ -231,6 +234,34 @@ def split_args(line: bytes) -> list[bytes] | None:
                     cur.append(c)
             i += 1
         out.append(bytes(cur))
+
+
+def partial_request(data: bytes) -> tuple[int, int]:
+    """Split the start of a request into what Redis's query buffer still holds and the
+    bytes of the arguments it already parsed out of it. Redis takes a multibulk request
+    apart line by line: the header, then each argument once it is whole (its ``$`` line as
+    soon as that is complete); an inline request stays whole until its newline."""
+    n = len(data)
+    if not n or data[0] != 0x2A:
+        return n, 0
+    end = data.find(b"\r\n")
+    if end < 0:
+        return n, 0
+    pos, taken = end + 2, 0
+    while pos < n and data[pos] == 0x24:  # '$'
+        end = data.find(b"\r\n", pos)
+        if end < 0:
+            break
+        try:
+            size = int(data[pos + 1:end])
+        except ValueError:
+            break
+        if end + 2 + size + 2 > n:
+            pos = end + 2  # the length line is consumed; the bytes are still coming
+            break
+        taken += size
+        pos = end + 2 + size + 2
+    return n - pos, taken
 
 
 class _PyParser:
@@ -579,6 +610,20 @@ class RequestReader:
         elif self._check_pending(pending):
             return self._fallback(out)
         return out
+
+    def buffered(self) -> tuple[int, int]:
+        """(bytes of the incomplete request Redis would still hold in its query buffer,
+        bytes of that request's arguments it would already have taken out): CLIENT LIST's
+        qbuf and argv-mem between two reads. Only CLIENT LIST and CLIENT INFO ask."""
+        if self._chunks:
+            data = self._pending()
+        elif self._pybuf is not None:
+            data = self._pybuf[self._gpos:]
+        else:
+            return 0, 0
+        if self._py.big is not None:  # its complete arguments left the buffer already
+            return len(data), sum(map(len, self._py.big))
+        return partial_request(data)
 
     def _tail(self) -> bytes:
         """The last (up to) 10 buffered bytes: room for a '*+NNNNNNN' header's start."""
