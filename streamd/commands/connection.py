@@ -6,7 +6,7 @@ import hmac
 import time
 
 from .. import REDIS_VERSION
-from ..protocol.reader import encoded_size
+from ..protocol.reader import request_size
 from ..protocol.replies import NO_REPLY, OK, PONG, Map, SetReply, Simple, Verbatim
 from . import errors as E
 from .args import Args, parse_int
@@ -206,7 +206,7 @@ def client_memory(c, argv=None) -> tuple:
         argv = c.waiter.sent_argv  # a blocked client keeps its command's arguments
         own = 0
     else:
-        own = encoded_size(argv) if argv is not None else 0
+        own = request_size(argv) if argv is not None else 0
     if argv is not None:
         argv_mem += sum(map(len, argv))
     qbuf += own

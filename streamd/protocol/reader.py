@@ -69,9 +69,10 @@ class QueryBufferFull(ProtocolError):
 
 
 class InlineArgs(list):
-    """The argv of an inline request (the unauthenticated limits never apply to it)."""
+    """The argv of an inline request (the unauthenticated limits never apply to it), with
+    the bytes of its line (CLIENT LIST's qbuf while it runs)."""
 
-    __slots__ = ()
+    __slots__ = ("size",)
 
 
 def unauthenticated_refusal(argv: list) -> str | None:
@@ -123,7 +124,12 @@ def _encoded_size(argv: list) -> int:
         return _header_size(len(argv)) + sum(map(_bulk_size, map(len, argv)))
 
 
-encoded_size = _encoded_size  # for CLIENT LIST, which shows a running request's bytes
+def request_size(argv: list) -> int:
+    """The bytes ``argv`` took on the wire (CLIENT LIST shows a running request's): an
+    inline line's own, a multibulk request's canonical form."""
+    if type(argv) is InlineArgs:
+        return argv.size
+    return _encoded_size(argv)
 
 
 def _canonical(requests: list, buf) -> bool:
@@ -316,7 +322,9 @@ class _PyParser:
         argv = split_args(line)
         if argv is None:
             raise ProtocolError("unbalanced quotes in request")
-        return InlineArgs(argv), nl + 1
+        argv = InlineArgs(argv)
+        argv.size = nl + 1 - pos
+        return argv, nl + 1
 
     def _line(self, buf, pos, too_big):
         """Where the header line at ``pos`` ends, or None until it is complete.

@@ -38,6 +38,9 @@ class _Discard:
     def set_gated(self, gated: bool) -> None:
         pass
 
+    def buffered(self) -> tuple[int, int]:
+        return 0, 0  # what is read is dropped
+
 
 _DISCARD = _Discard()
 
