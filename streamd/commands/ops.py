@@ -15,6 +15,7 @@ from ..protocol.replies import OK, Map, Verbatim
 from . import errors as E
 from .args import parse_int, parse_timeout_ms
 from .blocking import Block
+from .connection import client_memory
 from .errors import CommandError
 from .latencystats import cdf, total_calls, tracked
 from .server import _rss_bytes as rss_bytes
@@ -550,6 +551,28 @@ def _dataset_bytes(ctx, enough: int | None = None) -> tuple[int, int]:
                 if enough is not None and total >= enough:
                     break
     return total, keys
+
+
+_INFO_SAMPLE = 1000  # keys per database INFO sizes; a bigger one is scaled from them
+
+
+def used_memory(ctx) -> tuple[int, int, int, int]:
+    """(used, startup, dataset, clients) bytes for INFO memory. Redis's used_memory is what
+    its allocator handed out; streamd's is the process's resident size at startup (its
+    used_memory_startup) plus the key estimates of MEMORY USAGE (the dataset) plus the
+    clients' buffers (CLIENT LIST's tot-mem), so it moves with the data and the clients.
+    INFO is polled: a big database is sized from a sample of its keys."""
+    dataset = 0
+    for db in ctx.keyspace.dbs:
+        n = len(db.data)
+        if n <= _INFO_SAMPLE:
+            dataset += sum(estimate_size(k, v) for k, v in db.data.items())
+        else:
+            some = islice(db.data.items(), _INFO_SAMPLE)
+            dataset += sum(estimate_size(k, v) for k, v in some) * n // _INFO_SAMPLE
+    clients = sum(client_memory(c)[-1] for c in ctx.server.clients.values())
+    startup = ctx.server.startup_rss
+    return startup + dataset + clients, startup, dataset, clients
 
 
 @command("memory|stats", 2, "", tips="nondeterministic_output request_policy:all_shards "

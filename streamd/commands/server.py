@@ -13,6 +13,7 @@ from .. import REDIS_VERSION, __version__
 from ..config import PARAMS, ConfigError, canonical
 from ..protocol.replies import NO_REPLY, OK, Map, SetReply, Simple, Verbatim
 from . import errors as E
+from .connection import client_memory
 from .keyutil import glob_match
 from .latencystats import command_usec, percentiles_line, total_calls, tracked
 from .errors import CommandError
@@ -57,6 +58,57 @@ def _rss_bytes() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def _total_system_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def _memory_section(ctx) -> list[str]:
+    """Redis 7.0's fields in its order. The allocator's figures are streamd's estimate
+    (see ops.used_memory) and the resident size; with no allocator of its own to tell them
+    apart, allocated, active and resident are that one estimate. streamd has no Lua or
+    function engine, no replication, AOF or lazy freeing: those figures are 0."""
+    from .ops import used_memory  # ops imports this module
+
+    used, startup, dataset, clients = used_memory(ctx)
+    srv = ctx.server
+    rss = _rss_bytes()
+    peak = srv.peak_used = max(used, srv.peak_used)
+    overhead = used - dataset
+    net = used - startup
+    system = _total_system_memory()
+    maxmemory = ctx.config["maxmemory"]
+    return [f"used_memory:{used}", f"used_memory_human:{_human(used)}",
+            f"used_memory_rss:{rss}", f"used_memory_rss_human:{_human(rss)}",
+            f"used_memory_peak:{peak}", f"used_memory_peak_human:{_human(peak)}",
+            f"used_memory_peak_perc:{used * 100 / peak:.2f}%",
+            f"used_memory_overhead:{overhead}", f"used_memory_startup:{startup}",
+            f"used_memory_dataset:{dataset}",
+            f"used_memory_dataset_perc:{dataset * 100 / net if net else 0:.2f}%",
+            f"allocator_allocated:{used}", f"allocator_active:{used}",
+            f"allocator_resident:{used}",
+            f"total_system_memory:{system}", f"total_system_memory_human:{_human(system)}",
+            "used_memory_lua:0", "used_memory_vm_eval:0", "used_memory_lua_human:0B",
+            "used_memory_scripts_eval:0", "number_of_cached_scripts:0",
+            "number_of_functions:0", "number_of_libraries:0", "used_memory_vm_functions:0",
+            "used_memory_vm_total:0", "used_memory_vm_total_human:0B",
+            "used_memory_functions:0", "used_memory_scripts:0", "used_memory_scripts_human:0B",
+            f"maxmemory:{maxmemory}", f"maxmemory_human:{_human(maxmemory)}",
+            f"maxmemory_policy:{ctx.config['maxmemory-policy']}",
+            "allocator_frag_ratio:1.00", "allocator_frag_bytes:0",
+            "allocator_rss_ratio:1.00", "allocator_rss_bytes:0",
+            f"rss_overhead_ratio:{rss / used:.2f}", f"rss_overhead_bytes:{rss - used}",
+            f"mem_fragmentation_ratio:{rss / used:.2f}",
+            f"mem_fragmentation_bytes:{rss - used}",
+            "mem_not_counted_for_evict:0", "mem_replication_backlog:0",
+            "mem_total_replication_buffers:0", "mem_clients_slaves:0",
+            f"mem_clients_normal:{clients}", "mem_cluster_links:0", "mem_aof_buffer:0",
+            "mem_allocator:pymalloc", "active_defrag_running:0",
+            "lazyfree_pending_objects:0", "lazyfreed_objects:0"]
+
+
 def _section(ctx, name: str) -> list[str]:
     srv = ctx.server
     ks = ctx.keyspace
@@ -77,8 +129,18 @@ def _section(ctx, name: str) -> list[str]:
         ]
     if name == "clients":
         blocked, timed, keys, nokey = srv.blocked_stats()
+        # Redis samples its clients' buffers in its cron and keeps the largest of the last
+        # few seconds; streamd takes the largest now: the query buffer's room and bytes
+        # (CLIENT LIST's qbuf + qbuf-free) and the replies not written yet (omem).
+        biggest_in = biggest_out = 0
+        for c in srv.clients.values():
+            qbuf, qbuf_free, _, _, _, _, omem, _ = client_memory(c)
+            biggest_in = max(biggest_in, qbuf + qbuf_free)
+            biggest_out = max(biggest_out, omem)
         return [f"connected_clients:{len(srv.clients)}", "cluster_connections:0",
-                f"maxclients:{ctx.config['maxclients']}", f"blocked_clients:{blocked}",
+                f"maxclients:{ctx.config['maxclients']}",
+                f"client_recent_max_input_buffer:{biggest_in}",
+                f"client_recent_max_output_buffer:{biggest_out}", f"blocked_clients:{blocked}",
                 f"tracking_clients:{srv.tracking.clients}", "pubsub_clients:"
                 f"{sum(1 for c in srv.clients.values() if c.subscribed)}", "watching_clients:"
                 f"{sum(1 for c in srv.clients.values() if c.watched)}",
@@ -86,14 +148,7 @@ def _section(ctx, name: str) -> list[str]:
                 f"{sum(len(db.watched) for db in ks.dbs)}",
                 f"total_blocking_keys:{keys}", f"total_blocking_keys_on_nokey:{nokey}"]
     if name == "memory":
-        rss = _rss_bytes()
-        maxmemory = ctx.config["maxmemory"]
-        return [f"used_memory:{rss}", f"used_memory_human:{_human(rss)}",
-                f"used_memory_rss:{rss}", f"used_memory_rss_human:{_human(rss)}",
-                f"used_memory_peak:{rss}", f"used_memory_peak_human:{_human(rss)}",
-                f"maxmemory:{maxmemory}", f"maxmemory_human:{_human(maxmemory)}",
-                f"maxmemory_policy:{ctx.config['maxmemory-policy']}",
-                "mem_allocator:pymalloc"]
+        return _memory_section(ctx)
     if name == "persistence":
         return ["loading:0", "async_loading:0", f"rdb_changes_since_last_save:{ks.dirty}",
                 "rdb_bgsave_in_progress:0", f"rdb_last_save_time:{srv.lastsave}",

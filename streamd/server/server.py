@@ -129,6 +129,7 @@ class Server:
         self._closed_io = [0, 0, 0, 0]
         # MEMORY STATS's startup.allocated and peak.allocated, from the resident size.
         self.startup_rss = self.peak_rss = rss_bytes()
+        self.peak_used = 0  # INFO memory's used_memory_peak
         self.slowlog = SlowLog()
         self.acl_log = AclLog()
         self.latency = Latency()
