@@ -265,3 +265,47 @@ def test_info_memory_fields_and_used_memory_moving_with_the_data(r, target):
     r.flushall()
     assert wait_for(lambda: r.info("memory")["used_memory"] < grown["used_memory"] - 1_500_000)
     assert r.info("memory")["used_memory_peak"] >= grown["used_memory"]
+
+
+def test_input_behind_a_blocked_or_paused_command_stays_unparsed(r, raw):
+    """Redis parses nothing more of a client's input while its command waits: the
+    requests behind it, even a partial one, count whole in qbuf; argv-mem is the waiting
+    command's."""
+    b = raw()
+    bid = _client_id(b)
+    b.send(b"XREAD BLOCK 0 STREAMS s $\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$2\r\nab\r\n")
+    assert wait_for(lambda: _line(r, bid)["flags"] == "b")
+    line = _line(r, bid)
+    assert (line["qbuf"], line["argv-mem"]) == (str(6 + 22), "20")
+    b.send(b"*2\r\n$4\r\nECHO\r\n$2\r\nc")
+    assert wait_for(lambda: _line(r, bid)["qbuf"] == str(6 + 22 + 19))
+    assert _line(r, bid)["argv-mem"] == "20"
+    p = raw()
+    pid = _client_id(p)
+    r.execute_command("CLIENT PAUSE", 10000, "WRITE")
+    try:
+        p.send(b"SET k vv\r\nGET k\r\n")
+        assert wait_for(lambda: _line(r, pid)["flags"] == "b")
+        line = _line(r, pid)
+        assert (line["cmd"], line["qbuf"], line["argv-mem"]) == ("set", "7", "6")
+    finally:
+        r.execute_command("CLIENT UNPAUSE")
+    assert p.read_reply() == b"+OK\r\n" and p.read_reply() == b"$2\r\nvv\r\n"
+    line = _line(r, pid)
+    assert (line["flags"], line["qbuf"], line["argv-mem"]) == ("N", "0", "0")
+
+
+def test_a_write_to_a_client_ends_its_idle_time(r, raw):
+    """idle counts from the client's last read or the last write to it: a message to a
+    subscriber, or the reply of a blocked command woken, makes it 0 again."""
+    sub, blocked = raw(), raw()
+    sid, bid = _client_id(sub), _client_id(blocked)
+    sub.send(b"SUBSCRIBE ch\r\n")
+    sub.read_reply()
+    blocked.send(b"XREAD BLOCK 0 STREAMS s $\r\n")
+    assert wait_for(lambda: int(_line(r, sid)["idle"]) >= 1 and int(_line(r, bid)["idle"]) >= 1)
+    r.publish("ch", "hello")
+    r.xadd("s", {"f": "v"})
+    sub.read_reply()
+    blocked.read_reply()
+    assert (_line(r, sid)["idle"], _line(r, bid)["idle"]) == ("0", "0")

@@ -201,12 +201,18 @@ def client_memory(c, argv=None) -> tuple:
     """(qbuf, qbuf-free, argv-mem, multi-mem, obl, oll, omem, tot-mem) of client ``c``;
     ``argv``: the request it is running (CLIENT LIST or INFO of its own), which Redis
     still holds in the query buffer and as its arguments while it runs."""
-    qbuf, argv_mem = c.reader.buffered() if c.reader is not None else (0, 0)
+    waiting = c.pending
+    # Redis parses nothing more of a blocked or paused client's input until it goes on.
+    qbuf, argv_mem = c.reader.buffered(not waiting and c.waiter is None)
+    own = 0
     if argv is None and c.waiter is not None:
         argv = c.waiter.sent_argv  # a blocked client keeps its command's arguments
-        own = 0
-    else:
-        own = request_size(argv) if argv is not None else 0
+    elif argv is None and c.postponed and waiting:
+        argv, waiting = waiting[0], list(waiting)[1:]  # so does one CLIENT PAUSE holds
+    elif argv is not None:
+        own = request_size(argv)
+    # Requests behind a blocked or paused one: Redis has not parsed them yet.
+    own += sum(map(request_size, waiting))
     if argv is not None:
         argv_mem += sum(map(len, argv))
     qbuf += own

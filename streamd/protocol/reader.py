@@ -619,16 +619,20 @@ class RequestReader:
             return self._fallback(out)
         return out
 
-    def buffered(self) -> tuple[int, int]:
+    def buffered(self, parsed: bool = True) -> tuple[int, int]:
         """(bytes of the incomplete request Redis would still hold in its query buffer,
         bytes of that request's arguments it would already have taken out): CLIENT LIST's
-        qbuf and argv-mem between two reads. Only CLIENT LIST and CLIENT INFO ask."""
+        qbuf and argv-mem between two reads. Not ``parsed``: Redis has not started on it
+        (its client is blocked), so all of it is in the query buffer. Only CLIENT LIST and
+        CLIENT INFO ask."""
         if self._chunks:
             data = self._pending()
         elif self._pybuf is not None:
             data = self._pybuf[self._gpos:]
         else:
             return 0, 0
+        if not parsed:
+            return len(data), 0
         if self._py.big is not None:  # its complete arguments left the buffer already
             return len(data), sum(map(len, self._py.big))
         return partial_request(data)

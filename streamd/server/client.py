@@ -38,7 +38,7 @@ class _Discard:
     def set_gated(self, gated: bool) -> None:
         pass
 
-    def buffered(self) -> tuple[int, int]:
+    def buffered(self, parsed: bool = True) -> tuple[int, int]:
         return 0, 0  # what is read is dropped
 
 
