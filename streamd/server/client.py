@@ -320,6 +320,7 @@ class Client(asyncio.Protocol):
     def send(self, reply) -> None:
         """The reply of a command that completes later (a woken XREAD BLOCK), or a refusal
         at connection time."""
+        self.last_interaction = _now()  # Redis counts a write to a client as one
         if not (self.reply_off or self.reply_skip):
             encode(reply, self._out, self.resp)
         self.reply_done()

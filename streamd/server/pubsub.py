@@ -142,6 +142,7 @@ class PubSub:
         a client over ``limits`` (hard, soft, seconds) is closed."""
         out = client._out
         flush_due = flush and not out  # a non-empty buffer already has its write coming
+        client.last_interaction = time.time()  # Redis counts a write to a client as one
         out += data
         if flush_due:
             writes = self._writes
