@@ -187,7 +187,7 @@ def _check_name(name: bytes, what: str = "Client names") -> None:
 
 # Redis's buffer sizes, which CLIENT LIST shows: a query buffer is made room for 16 KiB
 # reads (and grows by doubling past that), a reply buffer holds 16 KiB, shrinking to 1 KiB
-# once the cron finds it idle (about a second in), and replies past it wait in a list of
+# once the cron finds it idle, and replies past it wait in a list of
 # 16 KiB blocks. streamd reports its buffers by those rules; the bytes of a client's own
 # structure are an estimate.
 _IOBUF = 16 * 1024
@@ -198,7 +198,7 @@ _POINTER = 8  # Redis counts a queued command's argument pointers in multi-mem
 
 
 def client_memory(c, argv=None) -> tuple:
-    """(qbuf, qbuf-free, argv-mem, multi-mem, obl, oll, omem, tot-mem) of client ``c``;
+    """(qbuf, qbuf-free, argv-mem, multi-mem, rbs, obl, oll, omem, tot-mem) of client ``c``;
     ``argv``: the request it is running (CLIENT LIST or INFO of its own), which Redis
     still holds in the query buffer and as its arguments while it runs."""
     waiting = c.pending
@@ -233,8 +233,12 @@ def client_memory(c, argv=None) -> tuple:
     if t is not None and not t.is_closing():
         omem += t.get_write_buffer_size()
     oll = -(-omem // _REPLY_CHUNK)
-    return qbuf, qbuf_free, argv_mem, multi_mem, obl, oll, omem, (
-        _CLIENT_STRUCT + qbuf + qbuf_free + argv_mem + multi_mem + omem)
+    # The cron shrinks a new client's reply buffer the first time it finds it (one cron
+    # period in, at most clients' counts like these) unless replies fill it.
+    rbs = (_REPLY_CHUNK if time.time() - c.created < 1 / max(c.config["hz"], 1)
+           or obl == _REPLY_CHUNK else _REPLY_MIN)
+    return qbuf, qbuf_free, argv_mem, multi_mem, rbs, obl, oll, omem, (
+        _CLIENT_STRUCT + qbuf + qbuf_free + argv_mem + multi_mem + rbs + omem)
 
 
 def client_line(c, now: float, argv=None) -> str:
@@ -262,14 +266,11 @@ def client_line(c, now: float, argv=None) -> str:
     if c.no_touch:
         flags += "T"
     flags = flags or "N"
-    qbuf, qbuf_free, argv_mem, multi_mem, obl, oll, omem, tot_mem = client_memory(c, argv)
-    age = int(now - c.created)
-    # The cron shrinks a new client's reply buffer once it finds it (within a second);
-    # its peak since then is what the buffer holds now.
-    rbs = _REPLY_CHUNK if age < 1 or obl == _REPLY_CHUNK else _REPLY_MIN
-    tot_mem += rbs
+    qbuf, qbuf_free, argv_mem, multi_mem, rbs, obl, oll, omem, tot_mem = client_memory(c, argv)
+    # rbp is Redis's reply buffer peak of the last few seconds; streamd keeps no peak (it
+    # would cost every reply), so it shows what the buffer holds now.
     return (f"id={c.id} addr={c.addr} laddr={c.laddr} fd={c.fd} "
-            f"name={c.name.decode('utf-8', 'replace')} age={age} "
+            f"name={c.name.decode('utf-8', 'replace')} age={int(now - c.created)} "
             f"idle={int(now - c.last_interaction)} flags={flags} db={c.db.index} "
             f"sub={len(c.channels)} psub={len(c.patterns)} ssub={len(c.shard_channels)} multi={len(c.multi) if c.multi is not None else -1} "
             f"watch={len(c.watched)} qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} "

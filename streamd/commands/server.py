@@ -134,7 +134,7 @@ def _section(ctx, name: str) -> list[str]:
         # (CLIENT LIST's qbuf + qbuf-free) and the replies not written yet (omem).
         biggest_in = biggest_out = 0
         for c in srv.clients.values():
-            qbuf, qbuf_free, _, _, _, _, omem, _ = client_memory(c)
+            qbuf, qbuf_free, _, _, _, _, _, omem, _ = client_memory(c)
             biggest_in = max(biggest_in, qbuf + qbuf_free)
             biggest_out = max(biggest_out, omem)
         return [f"connected_clients:{len(srv.clients)}", "cluster_connections:0",
