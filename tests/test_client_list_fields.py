@@ -309,3 +309,15 @@ def test_a_write_to_a_client_ends_its_idle_time(r, raw):
     sub.read_reply()
     blocked.read_reply()
     assert (_line(r, sid)["idle"], _line(r, bid)["idle"]) == ("0", "0")
+
+
+def test_memory_stats_and_info_memory_tell_the_same_figures(r, call):
+    r.set("k", "x" * 1_000_000)
+    info = r.info("memory")
+    stats = call.resp3("MEMORY", "STATS")
+    # Each call allocates a little by itself: close, not equal.
+    assert abs(stats[b"total.allocated"] - info["used_memory"]) < 100_000
+    assert abs(stats[b"dataset.bytes"] - info["used_memory_dataset"]) < 100_000
+    assert stats[b"dataset.bytes"] >= 1_000_000
+    assert stats[b"startup.allocated"] == info["used_memory_startup"]
+    assert stats[b"peak.allocated"] >= stats[b"total.allocated"]

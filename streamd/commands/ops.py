@@ -581,17 +581,16 @@ def used_memory(ctx) -> tuple[int, int, int, int]:
 def memory_stats(ctx, argv):
     """MEMORY STATS
 
-    Redis's fields in its order. What streamd can know: the process's resident size for
-    the allocation figures, the key estimates of MEMORY USAGE for the dataset; the
-    rest (replication, AOF, scripts, cluster) is 0 as on a server without them."""
+    Redis's fields in its order, with INFO memory's figures (see ``used_memory``): its
+    estimate for the allocation, the resident size against it for the fragmentation;
+    the rest (replication, AOF, scripts, cluster) is 0 as on a server without them."""
+    used, startup, dataset, clients = used_memory(ctx)
     rss = rss_bytes()
-    peak = ctx.server.peak_rss = max(rss, ctx.server.peak_rss)
-    dataset, nkeys = _dataset_bytes(ctx)
-    overhead = max(rss - dataset, 0)
-    startup = ctx.server.startup_rss
-    out = [(b"peak.allocated", peak), (b"total.allocated", rss),
+    peak = ctx.server.peak_used = max(used, ctx.server.peak_used)
+    nkeys = sum(len(db.data) for db in ctx.keyspace.dbs)
+    out = [(b"peak.allocated", peak), (b"total.allocated", used),
            (b"startup.allocated", startup), (b"replication.backlog", 0),
-           (b"clients.slaves", 0), (b"clients.normal", 0), (b"cluster.links", 0),
+           (b"clients.slaves", 0), (b"clients.normal", clients), (b"cluster.links", 0),
            (b"aof.buffer", 0), (b"lua.caches", 0), (b"functions.caches", 0)]
     for db in ctx.keyspace.dbs:
         if db.data or db.expires:
@@ -599,17 +598,18 @@ def memory_stats(ctx, argv):
                 (b"overhead.hashtable.main", _KEY_OVERHEAD * len(db.data)),
                 (b"overhead.hashtable.expires", _KEY_OVERHEAD * len(db.expires)),
                 (b"overhead.hashtable.slot-to-keys", 0)])))
-    out += [(b"overhead.total", overhead), (b"keys.count", nkeys),
-            (b"keys.bytes-per-key", (rss - startup) // nkeys if nkeys else 0),
+    net = used - startup
+    out += [(b"overhead.total", used - dataset), (b"keys.count", nkeys),
+            (b"keys.bytes-per-key", net // nkeys if nkeys else 0),
             (b"dataset.bytes", dataset),
-            (b"dataset.percentage", dataset * 100 / rss if rss else 0.0),
-            (b"peak.percentage", rss * 100 / peak if peak else 0.0),
-            (b"allocator.allocated", rss), (b"allocator.active", rss),
-            (b"allocator.resident", rss),
+            (b"dataset.percentage", dataset * 100 / net if net else 0.0),
+            (b"peak.percentage", used * 100 / peak),
+            (b"allocator.allocated", used), (b"allocator.active", used),
+            (b"allocator.resident", used),
             (b"allocator-fragmentation.ratio", 1.0), (b"allocator-fragmentation.bytes", 0),
             (b"allocator-rss.ratio", 1.0), (b"allocator-rss.bytes", 0),
-            (b"rss-overhead.ratio", 1.0), (b"rss-overhead.bytes", 0),
-            (b"fragmentation", 1.0), (b"fragmentation.bytes", 0)]
+            (b"rss-overhead.ratio", rss / used), (b"rss-overhead.bytes", rss - used),
+            (b"fragmentation", rss / used), (b"fragmentation.bytes", rss - used)]
     return Map(out)
 
 

@@ -127,9 +127,10 @@ class Server:
         self.gc_policy = None  # a GcPolicy in the server process (cli), ticked by the cron
         # (bytes read, bytes written, reads, writes) of the connections already closed
         self._closed_io = [0, 0, 0, 0]
-        # MEMORY STATS's startup.allocated and peak.allocated, from the resident size.
-        self.startup_rss = self.peak_rss = rss_bytes()
-        self.peak_used = 0  # INFO memory's used_memory_peak
+        # INFO memory's used_memory_startup (the resident size at startup) and
+        # used_memory_peak (MEMORY STATS's startup.allocated and peak.allocated).
+        self.startup_rss = rss_bytes()
+        self.peak_used = 0
         self.slowlog = SlowLog()
         self.acl_log = AclLog()
         self.latency = Latency()
