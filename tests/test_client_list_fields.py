@@ -321,3 +321,15 @@ def test_memory_stats_and_info_memory_tell_the_same_figures(r, call):
     assert stats[b"dataset.bytes"] >= 1_000_000
     assert stats[b"startup.allocated"] == info["used_memory_startup"]
     assert stats[b"peak.allocated"] >= stats[b"total.allocated"]
+
+
+def test_replies_of_the_read_being_served_are_in_the_buffer_not_waiting(r, raw):
+    """The replies of earlier requests of the same read sit in the 16 KiB reply buffer
+    (obl) until the read is served; Redis has not tried to write them, so it waits for
+    no write (events=r)."""
+    c = raw()
+    c.send(b"PING\r\nCLIENT INFO\r\n")
+    assert c.read_reply() == b"+PONG\r\n"
+    me = _parse(_bulk_text(c.read_reply()).rstrip("\n"))
+    assert (me["obl"], me["oll"], me["omem"], me["events"]) == (str(len(b"+PONG\r\n")), "0",
+                                                                "0", "r")

@@ -268,14 +268,20 @@ def client_line(c, now: float, argv=None) -> str:
     flags = flags or "N"
     qbuf, qbuf_free, argv_mem, multi_mem, rbs, obl, oll, omem, tot_mem = client_memory(c, argv)
     # rbp is Redis's reply buffer peak of the last few seconds; streamd keeps no peak (it
-    # would cost every reply), so it shows what the buffer holds now.
+    # would cost every reply), so it shows what the buffer holds now. A new client's peak
+    # starts at the full buffer, until the cron's first visit.
+    rbp = rbs if rbs == _REPLY_CHUNK else obl
+    # Redis waits for the socket to take more (a write handler: 'w') only once a write
+    # fell short, not for the replies of the read it is serving.
+    t = c.transport
+    events = "rw" if t is not None and not t.is_closing() and t.get_write_buffer_size() else "r"
     return (f"id={c.id} addr={c.addr} laddr={c.laddr} fd={c.fd} "
             f"name={c.name.decode('utf-8', 'replace')} age={int(now - c.created)} "
             f"idle={int(now - c.last_interaction)} flags={flags} db={c.db.index} "
             f"sub={len(c.channels)} psub={len(c.patterns)} ssub={len(c.shard_channels)} multi={len(c.multi) if c.multi is not None else -1} "
             f"watch={len(c.watched)} qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} "
-            f"multi-mem={multi_mem} rbs={rbs} rbp={obl} obl={obl} oll={oll} omem={omem} "
-            f"tot-mem={tot_mem} events={'rw' if obl or omem else 'r'} cmd={c.last_cmd} user=default "
+            f"multi-mem={multi_mem} rbs={rbs} rbp={rbp} obl={obl} oll={oll} omem={omem} "
+            f"tot-mem={tot_mem} events={events} cmd={c.last_cmd} user=default "
             f"redir={st.redirect if st is not None else -1} resp={c.resp} lib-name={c.lib_name.decode('utf-8', 'replace')} "
             f"lib-ver={c.lib_ver.decode('utf-8', 'replace')} io-thread=0 "
             f"tot-net-in={c.net_in} tot-net-out={c.net_out} tot-cmds={c.tot_cmds}")
