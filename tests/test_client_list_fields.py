@@ -333,3 +333,19 @@ def test_replies_of_the_read_being_served_are_in_the_buffer_not_waiting(r, raw):
     me = _parse(_bulk_text(c.read_reply()).rstrip("\n"))
     assert (me["obl"], me["oll"], me["omem"], me["events"]) == (str(len(b"+PONG\r\n")), "0",
                                                                 "0", "r")
+
+
+def test_client_info_run_by_exec_shows_exec_as_the_running_request(r, raw):
+    """Inside EXEC, Redis's client still holds EXEC's request (qbuf, argv-mem, cmd=exec)
+    and its queue (flags x, multi, multi-mem) while the queued commands run."""
+    c = raw()
+    c.send(b"MULTI\r\nCLIENT INFO\r\nSET a 1\r\n")
+    assert [c.read_reply() for _ in range(3)] == [b"+OK\r\n", b"+QUEUED\r\n", b"+QUEUED\r\n"]
+    c.send(b"EXEC\r\n")
+    reply = c.read_reply()
+    head, _, rest = reply.partition(b"\r\n")
+    assert head == b"*2" and rest.endswith(b"+OK\r\n")
+    me = _parse(_bulk_text(rest[:-len(b"+OK\r\n")]).rstrip("\n"))
+    assert [me[k] for k in ("flags", "multi", "qbuf", "argv-mem", "multi-mem", "cmd")] == [
+        "x", "2", str(len(b"EXEC\r\n")), str(len("EXEC")),
+        str((len("CLIENTINFO") + 2 * 8) + (len("SETa1") + 3 * 8)), "exec"]

@@ -200,7 +200,10 @@ _POINTER = 8  # Redis counts a queued command's argument pointers in multi-mem
 def client_memory(c, argv=None) -> tuple:
     """(qbuf, qbuf-free, argv-mem, multi-mem, rbs, obl, oll, omem, tot-mem) of client ``c``;
     ``argv``: the request it is running (CLIENT LIST or INFO of its own), which Redis
-    still holds in the query buffer and as its arguments while it runs."""
+    still holds in the query buffer and as its arguments while it runs: EXEC's, when
+    EXEC runs it."""
+    if argv is not None and c.exec_argv is not None:
+        argv = c.exec_argv
     waiting = c.pending
     # Redis parses nothing more of a blocked or paused client's input until it goes on.
     qbuf, argv_mem = c.reader.buffered(not waiting and c.waiter is None)

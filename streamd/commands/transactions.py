@@ -66,12 +66,14 @@ def exec_(ctx, argv):
     ctx.unwatch_all()
     call = ctx.server.call
     ctx.blocking_allowed = False
+    ctx.exec_argv = argv
     if ctx.reply_off or ctx.reply_skip or any(c.name == "client|reply" for c, _ in queued):
         try:
             return _exec_filtered(ctx, queued, call)
         finally:
             ctx.multi = None
             ctx.blocking_allowed = True
+            ctx.exec_argv = None
             ctx.multi_error = False
     replies = []
     try:
@@ -90,6 +92,7 @@ def exec_(ctx, argv):
     finally:
         ctx.multi = None
         ctx.blocking_allowed = True
+        ctx.exec_argv = None
         ctx.multi_error = False
     return replies
 

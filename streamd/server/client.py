@@ -60,6 +60,7 @@ class Client(asyncio.Protocol):
         self._authenticated = not server.config["requirepass"]
         self.now_ms = 0  # time snapshot of the running command (frozen through EXEC)
         self.blocking_allowed = True  # False while EXEC runs queued commands
+        self.exec_argv = None  # EXEC's request while it runs the queue (CLIENT LIST's)
         self._multi: list | None = None  # queued (command, argv) while in MULTI
         self.monitor = False  # in MONITOR mode (the server's monitors list holds it)
         # CLIENT REPLY: OFF leaves out every reply until ON; SKIP the next command's (it is
