@@ -118,3 +118,36 @@ def test_a_read_ending_inside_a_request_on_an_element_boundary(bad):
     assert expected[1] is not None  # Redis refuses it
     assert _split(data, [len(head)], False) == expected
     assert _split(data, [len(head), len(head) + 2], False) == expected
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_buffered_splits_the_pending_request_whatever_the_reads(seed):
+    """CLIENT LIST's qbuf and argv-mem: the bytes of the incomplete request after its
+    header, complete arguments and the length line of the one coming, and the bytes of
+    those complete arguments, whether the reader holds the input in hiredis's chunks or in
+    one buffer of its own."""
+    rnd = random.Random(seed)
+    args = [rnd.randbytes(rnd.choice((0, 3, 9000, 70_000))) for _ in range(rnd.randrange(1, 5))]
+    stream = b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+    cut = rnd.randrange(1, len(stream))
+    reader = RequestReader(_Limits(False))
+    pos = 0
+    while pos < cut:
+        step = rnd.randrange(1, 20_000)
+        assert reader.feed(stream[pos:min(cut, pos + step)]) == []
+        pos += step
+    # Where Redis's parse of stream[:cut] stops: after the header, each complete argument,
+    # and the length line of an argument whose bytes are still coming.
+    header = stream.index(b"\r\n") + 2
+    at, taken = (header, 0) if cut >= header else (0, 0)
+    for a in args:
+        line = b"$%d\r\n" % len(a)
+        if at == 0 or at + len(line) > cut:
+            break
+        if at + len(line) + len(a) + 2 > cut:
+            at += len(line)
+            break
+        at += len(line) + len(a) + 2
+        taken += len(a)
+    assert reader.buffered() == (cut - at, taken)
+    assert reader.buffered(parsed=False) == (cut, 0)

@@ -242,31 +242,63 @@ def split_args(line: bytes) -> list[bytes] | None:
         out.append(bytes(cur))
 
 
-def partial_request(data: bytes) -> tuple[int, int]:
-    """Split the start of a request into what Redis's query buffer still holds and the
-    bytes of the arguments it already parsed out of it. Redis takes a multibulk request
-    apart line by line: the header, then each argument once it is whole (its ``$`` line as
-    soon as that is complete); an inline request stays whole until its newline."""
-    n = len(data)
-    if not n or data[0] != 0x2A:
+class _Span:
+    """Buffered input kept as chunks, read at increasing offsets without joining it (a
+    client may be sending a bulk argument of hundreds of megabytes)."""
+
+    __slots__ = ("chunks", "start", "index", "base")
+
+    def __init__(self, chunks: list, start: int):
+        self.chunks, self.start = chunks, start
+        self.index = self.base = 0  # the chunk the last peek started in, and its offset
+
+    def peek(self, offset: int, size: int) -> bytes:
+        """Up to ``size`` bytes from ``offset`` (offsets never go back between calls)."""
+        offset += self.start
+        chunks = self.chunks
+        while self.index < len(chunks) and offset >= self.base + len(chunks[self.index]):
+            self.base += len(chunks[self.index])
+            self.index += 1
+        out = b""
+        i, at = self.index, offset - self.base
+        while len(out) < size and i < len(chunks):
+            out += chunks[i][at:at + size - len(out)]
+            i, at = i + 1, 0
+        return out
+
+
+_LINE_PEEK = 32  # enough for any header line Redis accepts ('$' and a 64-bit length)
+
+
+def partial_request(n: int, peek) -> tuple[int, int]:
+    """Split the start of a request, ``n`` bytes that ``peek(offset, size)`` reads, into
+    what Redis's query buffer still holds and the bytes of the arguments it already parsed
+    out of it. Redis takes a multibulk request apart line by line: the header, then each
+    argument once it is whole (its ``$`` line as soon as that is complete); an inline
+    request stays whole until its newline."""
+    if not n or peek(0, 1) != b"*":
         return n, 0
-    end = data.find(b"\r\n")
+    end = peek(0, _LINE_PEEK).find(b"\r\n")
     if end < 0:
         return n, 0
     pos, taken = end + 2, 0
-    while pos < n and data[pos] == 0x24:  # '$'
-        end = data.find(b"\r\n", pos)
-        if end < 0:
+    while pos < n:
+        line = peek(pos, _LINE_PEEK)
+        end = line.find(b"\r\n")
+        if line[:1] != b"$" or end < 0:
             break
         try:
-            size = int(data[pos + 1:end])
+            size = int(line[1:end])
         except ValueError:
             break
-        if end + 2 + size + 2 > n:
-            pos = end + 2  # the length line is consumed; the bytes are still coming
+        if size < 0:
+            break
+        start = pos + end + 2
+        if start + size + 2 > n:
+            pos = start  # the length line is consumed; the bytes are still coming
             break
         taken += size
-        pos = end + 2 + size + 2
+        pos = start + size + 2
     return n - pos, taken
 
 
@@ -626,16 +658,16 @@ class RequestReader:
         (its client is blocked), so all of it is in the query buffer. Only CLIENT LIST and
         CLIENT INFO ask."""
         if self._chunks:
-            data = self._pending()
+            n, span = self._fed - self._consumed, _Span(self._chunks, self._consumed)
         elif self._pybuf is not None:
-            data = self._pybuf[self._gpos:]
+            n, span = len(self._pybuf) - self._gpos, _Span([self._pybuf], self._gpos)
         else:
             return 0, 0
         if not parsed:
-            return len(data), 0
+            return n, 0
         if self._py.big is not None:  # its complete arguments left the buffer already
-            return len(data), sum(map(len, self._py.big))
-        return partial_request(data)
+            return n, sum(map(len, self._py.big))
+        return partial_request(n, span.peek)
 
     def _tail(self) -> bytes:
         """The last (up to) 10 buffered bytes: room for a '*+NNNNNNN' header's start."""
