@@ -339,6 +339,41 @@ def test_bitop_errors(r, call):
     assert r.exists("d") == 0
 
 
+@pytest.mark.min_redis("8.2")
+@pytest.mark.parametrize("op, keys, result", [
+    # a = f00a, b = cc, c = aaff; the union of b and c is eeff.
+    ("DIFF", ("a", "b", "c"), b"\x10\x00"),    # in a, in neither b nor c
+    ("diff1", ("a", "b", "c"), b"\x0e\xf5"),   # in b or c, not in a
+    ("AndOr", ("a", "b", "c"), b"\xe0\x0a"),   # in a and in b or c
+    ("ONE", ("a", "b", "c"), b"\x16\xf5"),     # in exactly one of them
+    ("ONE", ("a",), b"\xf0\x0a"),
+    ("ONE", ("a", "a"), b"\x00\x00"),
+    ("DIFF", ("b", "nokey"), b"\xcc"),
+    ("DIFF1", ("nokey", "b", "c"), b"\xee\xff"),
+    ("ANDOR", ("b", "c", "nokey"), b"\x88\x00"),
+])
+def test_bitop_diff_diff1_andor_one(r, call, op, keys, result):
+    r.set("a", b"\xf0\x0a")
+    r.set("b", b"\xcc")
+    r.set("c", b"\xaa\xff")
+    assert call("BITOP", op, "d", *keys) == len(result)
+    assert r.get("d") == result
+
+
+@pytest.mark.min_redis("8.2")
+def test_bitop_diff_diff1_andor_need_two_sources(r, call):
+    r.set("a", "x")
+    r.hset("h", "f", "v")
+    for op in ("DIFF", "diff1", "AndOr"):
+        # Checked before any lookup, and the operation is named in upper case.
+        assert err(call, "BITOP", op, "d", "h") == \
+            f"BITOP {op.upper()} must be called with at least two source keys."
+        assert err(call, "BITOP", op, "d", "a", "h") == WRONGTYPE
+    assert err(call, "BITOP", "ONE", "d", "h") == WRONGTYPE
+    assert call("BITOP", "DIFF", "d", "nokey", "nokey2") == 0
+    assert r.exists("d") == 0
+
+
 # --- BITFIELD ----------------------------------------------------------------------------
 
 def test_bitfield_get_set_incrby(r, call):

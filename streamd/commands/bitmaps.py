@@ -20,6 +20,7 @@ BIT_OFFSET = "ERR bit offset is not an integer or out of range"
 BIT_VALUE = "ERR bit is not an integer or out of range"
 BITPOS_BIT = "ERR The bit argument must be 1 or 0."
 BITOP_NOT = "ERR BITOP NOT must be called with a single source key."
+BITOP_TWO_SOURCES = "ERR BITOP {} must be called with at least two source keys."
 BITFIELD_TYPE = ("ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is "
                  "not supported but i64 is.")
 BITFIELD_OVERFLOW = "ERR Invalid OVERFLOW type specified"
@@ -248,7 +249,9 @@ def bitpos(ctx, argv):
 
 # --- BITOP -------------------------------------------------------------------------------
 
-_BITOPS = (b"and", b"or", b"xor", b"not")
+_BITOPS = (b"and", b"or", b"xor", b"not", b"diff", b"diff1", b"andor", b"one")
+# These weigh the first source against the union of the others, so need two sources.
+_BITOPS_FIRST_VS_REST = (b"diff", b"diff1", b"andor")
 _INVERT = bytes(255 - i for i in range(256))
 
 
@@ -257,15 +260,19 @@ _INVERT = bytes(255 - i for i in range(256))
          since="2.6.0",
          summary="Performs bitwise operations on multiple strings, and stores the result.",
          complexity="O(N)",
-         args=(oneof("operation", token("AND"), token("OR"), token("XOR"), token("NOT")),
+         args=(oneof("operation", token("AND"), token("OR"), token("XOR"), token("NOT"),
+                     token("DIFF", since="8.2.0"), token("DIFF1", since="8.2.0"),
+                     token("ANDOR", since="8.2.0"), token("ONE", since="8.2.0")),
                key("destkey"), key(spec=1, multiple=True)))
 def bitop(ctx, argv):
-    """BITOP AND | OR | XOR | NOT destkey key [key ...]"""
+    """BITOP AND | OR | XOR | NOT | DIFF | DIFF1 | ANDOR | ONE destkey key [key ...]"""
     op = argv[1].lower()
     if op not in _BITOPS:
         raise CommandError(E.SYNTAX)
     if op == b"not" and len(argv) != 4:
         raise CommandError(BITOP_NOT)
+    if op in _BITOPS_FIRST_VS_REST and len(argv) < 5:
+        raise CommandError(BITOP_TWO_SOURCES.format(op.upper().decode()))
     db = ctx.db
     sources = []
     for k in argv[3:]:
@@ -287,13 +294,32 @@ def bitop(ctx, argv):
         # Each source as an int of ``size`` bytes, shorter ones zero-padded on the right.
         ints = [int.from_bytes(v, "big") << 8 * (size - len(v)) for v in sources]
         acc = ints[0]
-        for x in ints[1:]:
-            if op == b"and":
-                acc &= x
-            elif op == b"or":
-                acc |= x
+        if op in _BITOPS_FIRST_VS_REST:
+            rest = 0
+            for x in ints[1:]:
+                rest |= x
+            if op == b"diff":
+                acc &= ~rest
+            elif op == b"diff1":
+                acc = rest & ~acc
             else:
+                acc &= rest
+        elif op == b"one":
+            # A bit survives only if exactly one source sets it: XOR, minus the bits any
+            # two sources share.
+            shared = 0
+            for x in ints[1:]:
+                shared |= acc & x
                 acc ^= x
+            acc &= ~shared
+        else:
+            for x in ints[1:]:
+                if op == b"and":
+                    acc &= x
+                elif op == b"or":
+                    acc |= x
+                else:
+                    acc ^= x
         result = acc.to_bytes(size, "big")
     db.set(dest, K.RawStr(result))
     db.notify(EV_STRING, b"set", dest)
