@@ -17,6 +17,12 @@ client writing to watched keys, and a fifth does the same around the bit command
 streamd follows Redis 8.8; where an older target answers differently because Redis changed
 the behaviour later, the generator steers around it or the comparison leaves it out. Each
 such adjustment names its reason and applies only below the version that changed it.
+
+Every generator runs over RESP2 and over RESP3 (HELLO 3 on both connections). Replies are
+read off the socket by ``TypedConn``, which keeps what the wire says and a client library
+would fold together: simple strings vs bulk strings, the three null kinds, maps vs arrays,
+sets, booleans vs integers, doubles and big numbers by their text, verbatim strings with
+their format. Two replies match only if they have the same types all the way down.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import shutil
 import socket
 import subprocess
 import time
+import urllib.parse
 
 import pytest
 import redis
@@ -90,18 +97,189 @@ def servers(request):
         srv = stack.enter_context(InProcessServer())
         made = []
 
+        parsed = urllib.parse.urlparse(url)
+        db = int(parsed.path.strip("/") or 0)
+
         def pair(protocol: int):
             # one connection each: MULTI and WATCH state belongs to the connection
-            ref = redis.Redis.from_url(url, protocol=protocol, single_connection_client=True)
-            ours = redis.Redis(port=srv.port, protocol=protocol, single_connection_client=True)
-            for c in (ref, ours):
-                c.response_callbacks.clear()  # raw replies: nothing reshaped by redis-py
-                made.append(c)
+            ref = TypedConn.connect(parsed.hostname or "127.0.0.1", parsed.port or 6379, protocol,
+                            password=parsed.password, db=db)
+            ours = TypedConn.connect("127.0.0.1", srv.port, protocol)
+            made.extend((ref, ours))
             return ref, ours
 
         yield pair, version
         for c in made:
             c.close()
+
+
+class _Tagged(bytes):
+    def __repr__(self):
+        return f"{type(self).__name__}({bytes(self)!r})"
+
+
+class Simple(_Tagged):
+    """A ``+`` simple string (a bulk string is plain bytes)."""
+
+
+class Verbatim(_Tagged):
+    """A RESP3 ``=`` verbatim string, its text without the format; ``fmt`` is the format."""
+    fmt = b""
+
+
+class Double(_Tagged):
+    """A RESP3 ``,`` double, as its text (``1.5`` and ``1.50`` differ on the wire)."""
+
+
+class BigNumber(_Tagged):
+    """A RESP3 ``(`` big number, as its text."""
+
+
+class Boolean(int):
+    """A RESP3 ``#`` boolean (an int subclass, so ``#t`` and ``:1`` still differ by type)."""
+
+    def __repr__(self):
+        return f"Boolean({bool(self)})"
+
+
+class RespMap(dict):
+    """A RESP3 ``%`` map; ``pairs`` keeps the wire order (and any repeated key)."""
+    pairs: list = []
+
+    def __repr__(self):
+        return f"Map{dict(self)!r}"
+
+
+class RespSet(list):
+    """A RESP3 ``~`` set, in wire order."""
+
+    def __repr__(self):
+        return f"Set{list(self)!r}"
+
+
+class Null:
+    """The null kinds: RESP3's ``_`` and RESP2's ``$-1`` and ``*-1`` differ on the wire."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def __eq__(self, other):
+        return isinstance(other, Null) and other.kind == self.kind
+
+    def __hash__(self):
+        return hash(("null", self.kind))
+
+    def __repr__(self):
+        return f"Null({self.kind!r})"
+
+
+class TypedConn:
+    """One connection that sends commands and reads each reply with its RESP types kept
+    (see the module docstring). A top-level error raises ``redis.ResponseError`` with the
+    full error text; one inside an aggregate (EXEC's) comes back as ``("error", text)``."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.file = sock.makefile("rb")
+
+    @classmethod
+    def connect(cls, host: str, port: int, protocol: int, password=None, db: int = 0):
+        self = cls(socket.create_connection((host, port), timeout=10))
+        if password:
+            self.execute_command("AUTH", password)
+        if protocol == 3:
+            hello = self.execute_command("HELLO", "3")
+            assert isinstance(hello, RespMap), hello
+        if db:
+            self.execute_command("SELECT", str(db))
+        return self
+
+    def execute_command(self, *args):
+        parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+        self.sock.sendall(b"*%d\r\n" % len(parts)
+                          + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in parts))
+        reply = self._read()
+        if isinstance(reply, tuple) and reply[0] == "error":
+            raise redis.ResponseError(reply[1])
+        return reply
+
+    def _line(self) -> bytes:
+        line = self.file.readline()
+        if not line.endswith(b"\r\n"):
+            raise ConnectionError(f"connection closed mid-reply: {line!r}")
+        return line[:-2]
+
+    def _read(self):
+        line = self._line()
+        kind, rest = line[:1], line[1:]
+        if kind == b"+":
+            return Simple(rest)
+        if kind == b"-":
+            return ("error", rest.decode(errors="replace"))
+        if kind == b":":
+            return int(rest)
+        if kind in (b"$", b"=", b"!"):
+            n = int(rest)
+            if n < 0:
+                return Null("bulk")
+            data = self.file.read(n + 2)[:-2]
+            if kind == b"!":
+                return ("blob error", data.decode(errors="replace"))
+            if kind == b"=":
+                v = Verbatim(data[4:])
+                v.fmt = data[:3]
+                return v
+            return data
+        if kind in (b"*", b"~", b">"):
+            n = int(rest)
+            if n < 0:
+                return Null("array")
+            items = [self._read() for _ in range(n)]
+            if kind == b">":
+                raise AssertionError(f"unexpected push message: {items!r}")
+            return RespSet(items) if kind == b"~" else items
+        if kind == b"%":
+            pairs = [(self._read(), self._read()) for _ in range(int(rest))]
+            m = RespMap((_hashable(k), v) for k, v in pairs)
+            m.pairs = pairs
+            return m
+        if kind == b"_":
+            return Null("_")
+        if kind == b"#":
+            return Boolean(rest == b"t")
+        if kind == b",":
+            return Double(rest)
+        if kind == b"(":
+            return BigNumber(rest)
+        raise AssertionError(f"unknown reply type: {line!r}")
+
+    def close(self):
+        self.file.close()
+        self.sock.close()
+
+
+def _hashable(x):
+    return tuple(_hashable(i) for i in x) if isinstance(x, list) else x
+
+
+def typed(x):
+    """``x`` (a reply, or the part of one ``comparable`` kept) as a hashable tree in which
+    every value carries its RESP type."""
+    if isinstance(x, RespMap):
+        return ("map", tuple((typed(k), typed(v)) for k, v in x.pairs))
+    if isinstance(x, dict):  # a RESP2 field/value array, taken apart by comparable()
+        return ("fields", frozenset((typed(k), typed(v)) for k, v in x.items()))
+    if isinstance(x, RespSet):
+        return ("set", tuple(typed(i) for i in x))
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, tuple(typed(i) for i in x))
+    if isinstance(x, (Simple, Verbatim, Double, BigNumber)):
+        return (type(x).__name__, getattr(x, "fmt", b""), bytes(x))
+    if isinstance(x, Boolean):
+        return ("boolean", int(x))
+    if isinstance(x, int):
+        return ("integer", x)
+    return (type(x).__name__, x)
 
 
 class Generator:
@@ -230,7 +408,10 @@ class StreamGenerator(Generator):
         if t < 0.97:
             return ["SET", "str", "v"]
         if t < 0.985:
-            return ["XINFO", "STREAM", k]
+            if rnd.random() < 0.6:
+                return ["XINFO", "STREAM", k]
+            count = ["COUNT", str(rnd.randint(-1, 3))] if rnd.random() < 0.5 else []
+            return ["XINFO", "STREAM", k, "FULL", *count]
         return ["XINFO", rnd.choice(("GROUPS", "CONSUMERS")), k, *([g] if rnd.random() < 0.8 else [])]
 
 
@@ -448,14 +629,68 @@ def run(client, cmd):
         reply = client.execute_command(*cmd)
     except redis.ResponseError as exc:
         return ("error", str(exc))
-    if cmd[0] == "EXEC" and isinstance(reply, list):  # errors inside come back as values
-        return [("error", str(r)) if isinstance(r, redis.ResponseError) else r for r in reply]
     return reply
 
 
 def _as_dict(reply) -> dict:
-    """A RESP2 flat array or a RESP3 map, as a dict."""
-    return dict(reply) if isinstance(reply, dict) else dict(zip(reply[0::2], reply[1::2]))
+    """A RESP2 flat array or a RESP3 map, as a dict (a map stays a ``RespMap``)."""
+    if isinstance(reply, dict):
+        return reply
+    return dict(zip(reply[0::2], reply[1::2]))
+
+
+def _without(reply: dict, drop) -> dict:
+    """``reply`` less the ``drop`` fields, of the same kind (a map keeps its order)."""
+    if isinstance(reply, RespMap):
+        out = RespMap((k, v) for k, v in reply.items() if k not in drop)
+        out.pairs = [(k, v) for k, v in reply.pairs if k not in drop]
+        return out
+    return {k: v for k, v in reply.items() if k not in drop}
+
+
+def _full_info(reply, version) -> dict:
+    """XINFO STREAM FULL's reply less its clock readings (and, below 8.0, the groups'
+    entries-read and lag, whose rules changed after 7.0)."""
+    info = _as_dict(reply)
+    if not isinstance(info.get(b"groups"), list):
+        return info
+    group_drop = {b"lag", b"entries-read"} if version < (8, 0) else set()
+    groups = []
+    for group in info[b"groups"]:
+        group = _without(_as_dict(group), group_drop)
+        # a PEL row is [id, consumer, delivery time, count], a consumer's [id, time, count]
+        _replace(group, b"pending", [row[:2] + ["time"] + row[3:] for row in group[b"pending"]])
+        consumers = []
+        for consumer in group[b"consumers"]:
+            consumer = _without(_as_dict(consumer), TIME_VALUED)
+            _replace(consumer, b"pending",
+                     [row[:1] + ["time"] + row[2:] for row in consumer[b"pending"]])
+            consumers.append(consumer)
+        _replace(group, b"consumers", consumers)
+        groups.append(group)
+    info = _without(info, ())
+    _replace(info, b"groups", groups)
+    return info
+
+
+def _replace(fields: dict, key, value) -> None:
+    """Set ``fields[key]`` (an existing key), in a map's wire order too."""
+    fields[key] = value
+    if isinstance(fields, RespMap):
+        fields.pairs = [(k, value if k == key else v) for k, v in fields.pairs]
+
+
+def _only_common(target, ours):
+    """``ours`` without the map fields (at any depth) that ``target`` lacks: the fields
+    newer than the target version."""
+    if isinstance(target, dict) and isinstance(ours, dict):
+        ours = _without(ours, set(ours) - set(target))
+        for k in list(ours):
+            _replace(ours, k, _only_common(target[k], ours[k]))
+        return ours
+    if isinstance(target, list) and type(target) is type(ours) and len(target) == len(ours):
+        return type(ours)(_only_common(x, y) for x, y in zip(target, ours))
+    return ours
 
 
 def comparable(cmd, reply, version):
@@ -463,36 +698,36 @@ def comparable(cmd, reply, version):
     versions have."""
     if cmd[0] == "XINFO" and isinstance(reply, (list, dict)):
         if cmd[1] == "STREAM":
-            return _as_dict(reply)
-        rows = [{k: v for k, v in _as_dict(row).items() if k not in TIME_VALUED}
-                for row in reply]
+            return _full_info(reply, version) if len(cmd) > 3 else _as_dict(reply)
+        drop = set(TIME_VALUED)
         if cmd[1] == "GROUPS" and version < (8, 0):
             # the lag / entries-read rules changed after 7.0 (see test_groups)
-            for row in rows:
-                row.pop(b"lag", None)
-                row.pop(b"entries-read", None)
-        return rows
+            drop |= {b"lag", b"entries-read"}
+        return [_without(_as_dict(row), drop) for row in reply]
     if cmd[0] == "XPENDING" and len(cmd) > 3 and isinstance(reply, list):
-        return [row[:2] + row[3:] for row in reply]  # drop the idle milliseconds
+        return [row[:2] + ["idle"] + row[3:] for row in reply]  # not the milliseconds
     if cmd[0] in ("HGETALL", "HKEYS", "HVALS") and isinstance(reply, (list, dict)):
         # hash order is the implementation's (Redis's changes when a listpack converts)
-        return sorted(_as_dict(reply).items()) if cmd[0] == "HGETALL" else sorted(reply)
-    if cmd[0] == "TTL" and isinstance(reply, int) and reply > 0:
+        items = sorted(_as_dict(reply).items()) if cmd[0] == "HGETALL" else sorted(reply)
+        return type(reply).__name__, items
+    if cmd[0] == "TTL" and type(reply) is int and reply > 0:
         return "positive"  # the two servers set it moments apart: 100 s may read as 99
     if (cmd[0] in ("EXPIRE", "PEXPIRE") and cmd[-1] in ("GT", "LT") and cmd[2] == "100000"
-            and reply in (0, 1)):
+            and type(reply) is int and reply in (0, 1)):
         # Against a TTL an earlier relative EXPIRE set, GT / LT hold only if the clock moved
         # a millisecond in between, on each server separately.
         return "0 or 1"
-    if cmd[0] == "XADD" and cmd[2] == "*" and isinstance(reply, bytes):
+    if cmd[0] == "XADD" and cmd[2] == "*" and type(reply) is bytes:
         return "an auto ID"  # the two clocks differ
     return reply
 
 
 def older_target_skips(cmd, ref, ours, version) -> bool:
     """Steer around behaviour Redis changed after ``version``; True skips the command."""
-    if version < (7, 4) and cmd[0] in ("XREAD", "XREADGROUP") and cmd[-1] == "+":
-        return True  # '+' (last entry) arrived in 7.4; older servers reject it differently
+    if version < (7, 4) and cmd[0] in ("XREAD", "XREADGROUP") and "STREAMS" in cmd:
+        at = cmd.index("STREAMS") + 1
+        if "+" in cmd[at + (len(cmd) - at) // 2:]:
+            return True  # '+' (last entry) arrived in 7.4; older servers reject it differently
     if version < (7, 2) and cmd[0] == "XSETID":
         info = run(ours, ["XINFO", "STREAM", cmd[1]])
         if isinstance(info, (list, dict)):
@@ -601,8 +836,8 @@ def compared(cmd, expected, got, version):
     """The parts of Redis's and streamd's replies to ``cmd`` that must be equal."""
     a, b = comparable(cmd, expected, version), comparable(cmd, got, version)
     if cmd[:2] == ["XINFO", "STREAM"] and isinstance(a, dict) and isinstance(b, dict):
-        b = {k: v for k, v in b.items() if k in a}  # fields newer than the target
-    return a, b
+        b = _only_common(a, b)  # fields newer than the target
+    return typed(a), typed(b)
 
 
 def _dirty(client) -> int:
@@ -729,3 +964,25 @@ def test_random_bitmap_transactions_match_redis(servers, seed, protocol):
         compare_runs(ref, ours, BitmapTransactionGenerator(seed, version), version,
                      f"bitmap transactions seed {seed}, RESP{protocol}",
                      others=pair(protocol), dirty=True)
+
+
+def test_typed_reader_keeps_what_the_wire_says():
+    """The reader the comparison relies on: replies that a client library reads as equal
+    stay apart (``#t`` vs ``:1``, ``,3`` vs ``:3`` vs ``$1 3``, ``+OK`` vs ``$2 OK``, the
+    three nulls, a map vs a flat array vs a set, map order, a verbatim string's format)."""
+    wire = [b"#t\r\n", b":1\r\n", b",3\r\n", b":3\r\n", b"$1\r\n3\r\n", b"(3\r\n",
+            b"+OK\r\n", b"$2\r\nOK\r\n", b"_\r\n", b"$-1\r\n", b"*-1\r\n",
+            b"%1\r\n$1\r\na\r\n:1\r\n", b"*2\r\n$1\r\na\r\n:1\r\n", b"~2\r\n$1\r\na\r\n:1\r\n",
+            b"*2\r\n$1\r\na\r\n:1\r\n", b"%2\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n:2\r\n",
+            b"%2\r\n$1\r\nb\r\n:2\r\n$1\r\na\r\n:1\r\n", b"=7\r\ntxt:abc\r\n",
+            b"=7\r\nmkd:abc\r\n", b"$3\r\nabc\r\n", b"-ERR x\r\n"]
+    left, right = socket.socketpair()
+    with left, right:
+        right.sendall(b"".join(wire))
+        conn = TypedConn(left)
+        replies = [conn._read() for _ in wire]
+    forms = [typed(r) for r in replies]
+    assert forms[13] == typed(RespSet([b"a", 1]))
+    assert forms[12] == forms[14] == typed([b"a", 1])
+    assert forms[11] == typed(_as_dict(replies[11])) and forms[20] == typed(("error", "ERR x"))
+    assert len(set(forms)) == len(forms) - 1  # only the two identical arrays agree
