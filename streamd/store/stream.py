@@ -132,21 +132,14 @@ def run_ids(run: tuple) -> list[int]:
 
 def run_entries(run: tuple) -> list:
     """The entries of a run or span as ``(id, [field, value, ...])`` pairs, in its order."""
+    ids = run_ids(run)
     if len(run) == 4:
-        ms, seq, names, values = run
-        ids = [(m << 64) | q for m, q in zip(ms, seq)]
+        names, values = run[2], run[3]
     else:
-        ms, seq, names, data, offs, j, stop, reverse = run
+        _, _, names, data, offs, j, stop, reverse = run
         n = len(names)
-        ends = offs[j * n:stop * n]
-        a = offs[j * n - 1] if j * n else 0
-        values = []
-        for b in ends:
-            values.append(bytes(data[a:b]))
-            a = b
-        ids = [(m << 64) | q for m, q in zip(ms[j:stop], seq[j:stop])]
-        if reverse:
-            ids.reverse()
+        values = _values(data, offs, j * n, stop * n)
+        if reverse and n:  # entries newest first, each entry's values in field order
             values = [v for at in range(len(values) - n, -1, -n) for v in values[at:at + n]]
     n = len(names)
     if n == 1:
@@ -160,6 +153,22 @@ def run_entries(run: tuple) -> list:
         fields[1::2] = values[at:at + n]
         out.append((sid, fields))
         at += n
+    return out
+
+
+def _values(data, offs, first: int, stop: int) -> list:
+    """Values ``first .. stop-1`` (value indices) of a node's buffer and end offsets, as
+    bytes."""
+    a = offs[first - 1] if first else 0
+    ends = offs[first:stop]
+    if type(data) is not bytes:  # the tail's growing buffer: copy the span once
+        data = bytes(data[a:ends[-1]]) if ends else b""
+        ends = [b - a for b in ends]
+        a = 0
+    out = []
+    for b in ends:
+        out.append(data[a:b])
+        a = b
     return out
 
 
@@ -258,18 +267,7 @@ class _Node:
 
     def values(self, first: int, stop: int) -> list:
         """Stored values ``first .. stop-1`` (value indices) as bytes."""
-        offs, data = self.offs, self.data
-        a = offs[first - 1] if first else 0
-        ends = offs[first:stop]
-        if type(data) is not bytes:  # the tail's growing buffer: copy the span once
-            data = bytes(data[a:ends[-1]]) if ends else b""
-            ends = [b - a for b in ends]
-            a = 0
-        out = []
-        for b in ends:
-            out.append(data[a:b])
-            a = b
-        return out
+        return _values(self.data, self.offs, first, stop)
 
     def runs(self, j: int, stop: int, left: int, out: list) -> int:
         """Append to ``out`` the live slots of ``j .. stop-1``, at most ``left`` of them (< 0:
