@@ -92,20 +92,14 @@ class Database:
         announces ``keymiss`` (class m), as Redis's lookupKeyRead does, after ``expired``
         if the key had just run out."""
         value = self.data.get(key)
-        if value is None:
-            self.misses += 1
-            if self.keyspace.events & EV_KEY_MISS:
-                self.notify(EV_KEY_MISS, b"keymiss", key)
-            return None
-        if self.expires and key in self.expires and self.expires[key] < now_ms():
+        if value is not None:
+            if not (self.expires and key in self.expires and self.expires[key] < now_ms()):
+                self.hits += 1
+                return value
             if not self.keyspace.expiry_paused:
                 self._expire(key)
-            self.misses += 1
-            if self.keyspace.events & EV_KEY_MISS:
-                self.notify(EV_KEY_MISS, b"keymiss", key)
-            return None
-        self.hits += 1
-        return value
+        self.missed((key,))
+        return None
 
     def read_quiet(self, key: bytes):
         """``read`` announcing no ``keymiss``, for OBJECT: Redis looks its key up with
