@@ -71,11 +71,6 @@ class Client(asyncio.Protocol):
         self.reply_skip = False
         self.reply_skip_next = False
         self.reply_mark = 0
-        # The dispatcher's slow path is needed: not authenticated, in MULTI, the server is
-        # paused (CLIENT PAUSE), a reply mode, or a monitor is listening.
-        # ``update_special`` keeps it in step with those states.
-        self.special = (not self._authenticated or server.pause_type is not None
-                        or bool(server.monitors))
         self.postponed = False  # a request waits in ``pending`` for CLIENT PAUSE to end
         self.multi_error = False  # a queued command was rejected: EXEC must abort
         self.watched: set = set()  # (db, key) pairs under WATCH
@@ -126,6 +121,9 @@ class Client(asyncio.Protocol):
         self._writes = server.writes
         self._pubsub = server.pubsub
         self._period = -1  # the last cron period in which this client counted as active
+        # Whether the dispatcher's slow path is needed; ``update_special`` keeps it in step
+        # with the states behind it (authentication, MULTI, CLIENT PAUSE, reply modes ...).
+        self.update_special()
 
     # The dispatcher checks one flag; these keep it in step with the two states behind it.
     @property
