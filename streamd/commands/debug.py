@@ -10,6 +10,7 @@ import re
 import time
 
 from ..protocol.replies import OK, Simple
+from ..store.stream import listpack_str_size
 from ..store.streamid import MAX_ID
 from . import errors as E
 from . import keyutil as K
@@ -193,21 +194,6 @@ def _rdb_string(value: bytes) -> int:
     return _rdb_int_size(value) or _rdb_len(len(value)) + len(value)
 
 
-def _listpack_entry(value: bytes) -> int:
-    """Bytes of one listpack entry: its header and data, then its back-length. A string
-    that reads as a 64-bit integer is stored as one, in the smallest of the sizes."""
-    if K.string_encoding(value) == "int":
-        n = int(value)
-        size = (1 if 0 <= n < 128 else 2 if -4096 <= n < 4096 else 3 if -2**15 <= n < 2**15
-                else 4 if -2**23 <= n < 2**23 else 5 if -2**31 <= n < 2**31 else 9)
-    else:
-        n = len(value)
-        size = (1 if n < 64 else 2 if n < 4096 else 5) + n
-    back = (1 if size < 128 else 2 if size < 16384 else 3 if size < 2097152
-            else 4 if size < 268435456 else 5)
-    return size + back
-
-
 def _serialized_length(value, config) -> int:
     if isinstance(value, K.STRING):
         return _rdb_string(bytes(value))
@@ -215,7 +201,7 @@ def _serialized_length(value, config) -> int:
         if K.encoding(value, config) == "hashtable":
             return _rdb_len(len(value)) + sum(_rdb_string(f) + _rdb_string(v)
                                               for f, v in value.items())
-        blob = 7 + sum(_listpack_entry(f) + _listpack_entry(v) for f, v in value.items())
+        blob = 7 + sum(listpack_str_size(f) + listpack_str_size(v) for f, v in value.items())
         return _rdb_len(blob) + blob
     # A stream's RDB form: each listpack node under its 16-byte ID key, then the stream's
     # metadata (length, IDs, counters) and its groups. The nodes are counted from the

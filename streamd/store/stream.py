@@ -102,6 +102,10 @@ def _str_size(b: bytes) -> int:
     return enc + _backlen(enc)
 
 
+# For the other listpack models (DEBUG OBJECT's sizes of listpack-encoded hashes).
+listpack_str_size = _str_size
+
+
 # --- runs: the compact form of a read --------------------------------------------------------
 #
 # A read returns runs of consecutive entries (in reply order) that share their field names:
