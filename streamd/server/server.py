@@ -278,7 +278,7 @@ class Server:
             except IndexError:
                 self.latency.record(cmd, usec)
             if usec >= self.watch_us:  # the one check a command pays for slow log and monitor
-                self._watched(client, cmd, argv, usec)
+                self._watched(client, cmd, [argv], usec)
             # The reply goes first: what the woken clients' commands publish to this
             # client comes after it, as in Redis.
             encode(reply, client._out, client.resp)
@@ -318,37 +318,28 @@ class Server:
             except IndexError:
                 self.latency.record(cmd, share, taken)
             if share >= self.watch_us:
-                self._watched_run(client, cmd, requests[at:at + taken], share)
+                self._watched(client, cmd, requests[at:at + taken], share)
             encode_each(replies, client._out, client.resp)
             if self.keyspace.ready:  # a pure command's lazy expiry deleted a key
                 self.handle_ready()
         return taken
 
-    def _watched(self, client: Client, cmd, argv, usec: int) -> None:
-        """A command that ran for at least the slow log's or the latency monitor's
-        threshold: a slow log entry, and a latency event, "fast-command" for a command
-        flagged fast, "command" for the others, in whole milliseconds, as Redis names
-        them."""
+    def _watched(self, client: Client, cmd, run: list, usec: int) -> None:
+        """Commands (one, or a pipelined run of them) that each ran for ``usec``, at least
+        the slow log's or the latency monitor's threshold: a slow log entry for each, and
+        one latency event, "fast-command" for a command flagged fast, "command" for the
+        others, in whole milliseconds, as Redis names them. A run is timed as a whole, each
+        of its commands taken to have run for an equal share of that time: at threshold 0
+        every command is logged, as Redis logs each one, a run of many fast commands is
+        not mistaken for slow ones, and its commands, all in the same second, make one
+        latency sample."""
         if usec >= self.slow_us:
-            self.slowlog.push(client, cmd, argv, usec, self.config["slowlog-max-len"])
+            max_len = self.config["slowlog-max-len"]
+            for argv in run:
+                self.slowlog.push(client, cmd, argv, usec, max_len)
         if usec >= self.monitor_us:
             self.latency.add_sample("fast-command" if "fast" in cmd.flags else "command",
                                     usec // 1000)
-
-    def _watched_run(self, client: Client, cmd, run: list, share: int) -> None:
-        """A pipelined run is timed as a whole: each of its commands is taken to have run
-        for an equal share of that time, and the slow log gets every one of them when that
-        share reaches the threshold (so at threshold 0 every command is logged, as Redis
-        logs each one, and a run of many fast commands is not mistaken for slow ones).
-        The latency monitor's sample is the share; its commands, all in the same second,
-        make one sample."""
-        if share >= self.slow_us:
-            max_len = self.config["slowlog-max-len"]
-            for argv in run:
-                self.slowlog.push(client, cmd, argv, share, max_len)
-        if share >= self.monitor_us:
-            self.latency.add_sample("fast-command" if "fast" in cmd.flags else "command",
-                                    share // 1000)
 
     def _resolve(self, client: Client, argv: list[bytes]):
         """The command to run for ``argv`` after every check, or the reply that replaces
@@ -448,7 +439,7 @@ class Server:
         else:
             self.latency.record(cmd, usec)
             if usec >= self.watch_us:
-                self._watched(client, cmd, sent_argv or argv, usec)
+                self._watched(client, cmd, [sent_argv or argv], usec)
         if show:  # EXEC's commands
             if self.monitors:
                 self._show(client, cmd, argv)
