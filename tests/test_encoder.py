@@ -137,7 +137,16 @@ def _span(entries: list, names: tuple, j: int, stop: int, reverse: bool, buffer=
         for v in values:
             data += v
             offs.append(len(data))
-    return (ms, seq, names, buffer(data), offs, j, stop, reverse)
+    return (ms, seq, names, buffer(data), offs, j, stop, reverse, _Holder())
+
+
+class _Holder:
+    """What a span's last element is to the encoder: the node whose ``memo`` it may use."""
+
+    __slots__ = ("memo", "__weakref__")
+
+    def __init__(self):
+        self.memo = 0
 
 
 @pytest.mark.parametrize("reverse", [False, True])
@@ -160,3 +169,72 @@ def test_spans_encode_like_nested_arrays(reverse, buffer):
         for resp in (2, 3):
             got = to_bytes(Entries([(b"0-1", [b"k", b"v"]), span], len(want) + 1), resp)
             assert got == to_bytes([[b"0-1", [b"k", b"v"]]] + want, resp), (names, j, stop)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_sealed_nodes_cached_encoding_is_its_entries(reverse):
+    # Reads of a sealed node (bytes buffer) encode from the arrays until they have encoded
+    # as many entries as it holds; from then on they copy from its cached encoding. Every
+    # read, before and after, must be the same bytes as the entries as nested arrays.
+    one = [(1, 0, [b"a"]), (2, 3, [b""]), (3, 0, [b"c" * 1100]), (4, 9, [b"d"])]
+    three = [(5, 0, [b"1", b"2", b"3"]), (6, 1, [b"4", b"", b"6" * 1030]), (7, 0, [b"7", b"8", b"9"])]
+    none = [(8, 0, []), (9, 2, [])]
+    for entries, names in ((one, (b"f",)), (three, (b"x", b"yy", b"zzz")), (none, ())):
+        base = _span(entries, names, 0, len(entries), reverse)
+        holder = base[8]
+        n = len(entries)
+        for j in range(n):  # reads of one entry do not count toward caching
+            to_bytes(Entries([base[:5] + (j, j + 1, reverse, holder)], 1))
+        assert holder.memo == 0
+        reads = [(j, stop) for j in range(n) for stop in range(j + 1, n + 1)]
+        for j, stop in reads + reads:
+            span = base[:5] + (j, stop, reverse, holder)
+            chosen = entries[j:stop][::-1] if reverse else entries[j:stop]
+            want = [[b"%d-%d" % (m, q), [x for pair in zip(names, vals) for x in pair]]
+                    for m, q, vals in chosen]
+            for resp in (2, 3):
+                assert to_bytes(Entries([span], len(want)), resp) == to_bytes(want, resp)
+        assert type(holder.memo) is tuple, names  # it was cached along the way
+
+
+def test_a_tail_nodes_growing_buffer_is_never_cached():
+    span = _span([(1, 0, [b"a"]), (2, 0, [b"b"])], (b"f",), 0, 2, False, bytearray)
+    for _ in range(10):
+        assert to_bytes(Entries([span], 2)) == to_bytes([[b"1-0", [b"f", b"a"]],
+                                                           [b"2-0", [b"f", b"b"]]])
+    assert span[8].memo == 0
+
+
+def test_the_node_cache_stays_within_its_budget():
+    from streamd.protocol import encoder
+
+    entries = [(m, 0, [b"v" * 50]) for m in range(1, 21)]
+    spans = [_span(entries, (b"f",), 0, 20, False) for _ in range(10)]
+    before = encoder._cache_budget
+    try:
+        encoder.set_node_cache_budget(0)
+        encoder.set_node_cache_budget(8000)
+        for span in spans:
+            to_bytes(Entries([span], 20))
+            assert span[8].memo == 20  # one reader of every entry: nothing cached
+            to_bytes(Entries([span], 20))  # the second read caches it
+        size = len(spans[-1][8].memo[0]) + 4 * 21  # one node's encoding and boundaries
+        fit = 8000 // size
+        assert 1 < fit < 10
+        assert encoder.node_cache_usage() == (fit, fit * size)
+        kept = [type(span[8].memo) is tuple for span in spans]
+        assert kept == [False] * (10 - fit) + [True] * fit  # the oldest went first
+        assert all(span[8].memo == 0 for span in spans[:10 - fit])  # may be cached again
+        # A node that is gone takes its encoding with it.
+        del span
+        spans.pop()
+        assert encoder.node_cache_usage() == (fit - 1, (fit - 1) * size)
+        encoder.set_node_cache_budget(0)
+        assert encoder.node_cache_usage() == (0, 0)
+        assert spans[-1][8].memo == 0
+        fresh = _span(entries, (b"f",), 0, 20, False)
+        for _ in range(2):
+            assert to_bytes(Entries([fresh], 20)) == to_bytes(Entries([spans[0]], 20))
+        assert fresh[8].memo is None  # too big for the budget: never tried again
+    finally:
+        encoder.set_node_cache_budget(before)

@@ -441,6 +441,23 @@ def test_seek_is_logarithmic():
     assert nodes_big <= nodes_small <= 4, (nodes_small, nodes_big)
 
 
+def test_a_cached_node_that_becomes_the_tail_again_shows_its_new_entries():
+    s = filled(6, node_max=3)  # nodes [1..3] sealed, [4..6] the tail
+    wire = lambda: to_bytes(runs_reply(s.runs(0, END)))  # noqa: E731
+    for _ in range(3):
+        wire()  # enough reads to cache the sealed node's encoding
+    first = s._nodes[0]
+    assert type(first.memo) is tuple
+    for ms in (4, 5, 6):
+        assert s.delete(make_id(ms, 0))
+    assert s._nodes == [first]  # the sealed node is the tail again
+    s.append(make_id(7, 0), [b"f", b"new"], 100, 4096)
+    assert first.memo == 0
+    want = [[b"%d-0" % m, FV] for m in (1, 2, 3)] + [[b"7-0", [b"f", b"new"]]]
+    for _ in range(3):
+        assert wire() == to_bytes(want)
+
+
 # --- model-based ----------------------------------------------------------------------------
 
 class StreamModel(RuleBasedStateMachine):
@@ -556,6 +573,8 @@ class StreamModel(RuleBasedStateMachine):
         assert self.s.range(start, end, count, reverse) == [(sid, f) for sid, f in want]
         # The runs a read replies with encode exactly as the entries would.
         wire = to_bytes([[b"%d-%d" % (sid >> 64, sid & U64), f] for sid, f in want])
+        assert to_bytes(runs_reply(self.s.runs(start, end, count, reverse))) == wire
+        # Again: the first read may have cached sealed nodes' encodings for this one.
         assert to_bytes(runs_reply(self.s.runs(start, end, count, reverse))) == wire
 
     @invariant()

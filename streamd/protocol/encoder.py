@@ -8,6 +8,9 @@ single buffer and written once. The type checks are ordered by frequency on the 
 from __future__ import annotations
 
 import re
+import weakref
+from array import array
+from collections import deque
 
 from .replies import (
     NULL_ARRAY,
@@ -125,12 +128,135 @@ def _encode_run(run: tuple, out: bytearray) -> None:
         out += _CRLF
 
 
+# --- encoded sealed nodes ------------------------------------------------------------------
+# A sealed node's slots never change (see ``Entries``), so once reads of such a node have
+# encoded as many entries as it holds, the next read encodes the whole node once, into its
+# ``memo`` as ``(bytes, entry boundaries)``, and later reads copy one slice: a consumer
+# that reads each entry once never pays for it, a second reader of the same entries
+# does. Until then ``memo`` counts the entries encoded from the node (an int), and None
+# marks a node too big to cache. Reads of a single entry use a cached encoding but do not
+# count: one entry encodes in little more time than the counting takes, and seeks by one
+# would write to every node they touch.
+#
+# The cache is bounded: past _cache_budget bytes of encodings, the oldest are dropped.
+# It holds its nodes weakly, so a node trimmed or deleted takes its encoding with it.
+
+
+class _Cached(weakref.ref):
+    """A cached node, weakly: what its encoding counts for, until it is dropped."""
+
+    __slots__ = ("memo", "size")
+
+
+class _Uncached:
+    __slots__ = ("memo",)
+
+    def __init__(self):
+        self.memo = None
+
+
+_UNCACHED = _Uncached()  # the node of a span the encoder must not cache (its own builds)
+_cached: deque = deque()  # _Cached entries, oldest first; dead ones until they are passed
+_cache_used = 0  # the sizes of the live entries
+_cache_live = 0
+_cache_budget = 16 << 20
+
+
+def set_node_cache_budget(nbytes: int) -> None:
+    """Bound the encoded-node cache to ``nbytes`` (0 turns it off) and drop what is over."""
+    global _cache_budget
+    _cache_budget = max(0, nbytes)
+    _cache_room(0)
+
+
+def node_cache_usage() -> tuple[int, int]:
+    """(nodes cached, bytes of their encodings)."""
+    return _cache_live, _cache_used
+
+
+def _uncount(entry: _Cached) -> None:
+    global _cache_used, _cache_live
+    if entry.size:
+        _cache_used -= entry.size
+        _cache_live -= 1
+        entry.size = 0
+        entry.memo = None
+
+
+def _cache_room(size: int) -> None:
+    while _cached and _cache_used + size > _cache_budget:
+        entry = _cached.popleft()
+        node = entry()
+        if node is not None and node.memo is entry.memo:
+            node.memo = 0  # it may earn its place again
+        _uncount(entry)
+
+
+def _cache_node(ms, seq, names, data, offs, node) -> tuple | None:
+    """Encode every slot of a sealed node into its memo; None when it cannot be cached."""
+    global _cache_used, _cache_live, _cached
+    n = len(ms)
+    out = bytearray()
+    bounds = array("I", [0])
+    mid, heads = _names_parts(names)
+    if heads is None and len(offs) == n:
+        a = 0
+        for k in range(n):
+            s = seq[k]
+            sid = b"%d-%d" % (ms[k], s) if s else b"%d-0" % ms[k]
+            out += _ID_HDR[len(sid)]
+            out += sid
+            out += mid
+            b = offs[k]
+            size = b - a
+            out += _BULK_HDR[size] if size < 1024 else b"$%d\r\n" % size
+            out += data[a:b]
+            out += _CRLF
+            a = b
+            bounds.append(len(out))
+    else:
+        for k in range(n):
+            _encode_span((ms, seq, names, data, offs, k, k + 1, False, _UNCACHED), out)
+            bounds.append(len(out))
+    size = len(out) + 4 * len(bounds)
+    if size > _cache_budget:
+        node.memo = None
+        return None
+    _cache_room(size)
+    if len(_cached) > 2 * _cache_live + 1024:  # mostly entries of nodes gone since
+        _cached = deque(entry for entry in _cached if entry.size)
+    memo = node.memo = (bytes(out), bounds)
+    entry = _Cached(node, _uncount)
+    entry.memo, entry.size = memo, size
+    _cached.append(entry)
+    _cache_used += size
+    _cache_live += 1
+    return memo
+
+
 def _encode_span(span: tuple, out: bytearray) -> None:
-    """Entries given as a span (see ``Entries``): read straight from the arrays and the
-    buffer, each value sliced once, on its way into ``out``."""
-    ms, seq, names, data, offs, j, stop, reverse = span
+    """Entries given as a span (see ``Entries``): copied from the node's cached encoding
+    when it has one, else read straight from the arrays and the buffer, each value sliced
+    once on its way into ``out``."""
+    ms, seq, names, data, offs, j, stop, reverse, node = span
     if j >= stop:
         return
+    if type(data) is bytes:
+        memo = node.memo
+        if type(memo) is not tuple and stop - j > 1 and memo is not None:
+            if memo < len(ms):
+                node.memo = memo + stop - j
+            else:
+                memo = _cache_node(ms, seq, names, data, offs, node)
+        if type(memo) is tuple:
+            enc, bounds = memo
+            if stop < len(bounds):
+                if not reverse:
+                    out += enc[bounds[j]:bounds[stop]]
+                else:
+                    for k in range(stop - 1, j - 1, -1):
+                        out += enc[bounds[k]:bounds[k + 1]]
+                return
     mid, heads = _names_parts(names)
     n = len(names)
     hdr = _ID_HDR
@@ -215,7 +341,7 @@ def encode(value, out: bytearray, resp: int = 2) -> None:
                 out += sid
                 out += _CRLF
                 encode(fields, out, resp)  # a flat array of bulk strings, or a null
-            elif size == 8:
+            elif size == 9:
                 _encode_span(item, out)
             else:
                 _encode_run(item, out)

@@ -62,11 +62,13 @@ class Entries:
     ``fields`` a flat list of bytes or another reply value (a null for an entry deleted
     since delivery). A run is ``(ms, seq, names, values)``: consecutive entries with IDs
     ``ms[i]-seq[i]`` and the field names ``names``, ``len(names)`` values per entry in the
-    flat ``values``. A span ``(ms, seq, names, data, offs, j, stop, reverse)`` is the entries
-    ``j .. stop-1`` of those arrays (newest first if ``reverse``), entry k's i-th value being
-    ``data[offs[v - 1]:offs[v]]`` for ``v = k * len(names) + i`` (0 where v - 1 < 0); the
-    arrays must not change before the reply is encoded, except by appends. ``count`` is the
-    number of entries."""
+    flat ``values``. A span ``(ms, seq, names, data, offs, j, stop, reverse, node)`` is the
+    entries ``j .. stop-1`` of those arrays (newest first if ``reverse``), entry k's i-th
+    value being ``data[offs[v - 1]:offs[v]]`` for ``v = k * len(names) + i`` (0 where v - 1 <
+    0); the arrays must not change before the reply is encoded, except by appends, and a
+    slot index names the same entry for as long as ``node`` lives. ``node.memo`` belongs to
+    the encoder: it caches a node's encoded entries there while ``data`` is bytes (the
+    store resets it to 0 when it adds slots). ``count`` is the number of entries."""
 
     __slots__ = ("items", "count")
 

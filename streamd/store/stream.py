@@ -111,12 +111,15 @@ listpack_str_size = _str_size
 # A read returns runs of consecutive entries (in reply order) that share their field names:
 #   * ``(ms, seq, names, values)``: IDs ``ms[i]-seq[i]``, ``len(names)`` values per entry in
 #     the flat list ``values``;
-#   * a span ``(ms, seq, names, data, offs, j, stop, reverse)``: slots ``j .. stop-1`` of a
-#     node's own arrays, newest first if ``reverse``; slot k's i-th value is
+#   * a span ``(ms, seq, names, data, offs, j, stop, reverse, node)``: slots ``j .. stop-1``
+#     of a node's own arrays, newest first if ``reverse``; slot k's i-th value is
 #     ``data[offs[v - 1]:offs[v]]`` with ``v = k * len(names) + i`` (``offs[-1]`` read as 0
 #     for v == 0). Nothing is copied: a node only ever appends to these arrays and buffer
 #     (sealing, trimming and deleting replace or flag, never rewrite), so a span keeps
-#     showing the entries as they were read.
+#     showing the entries as they were read. For the same reason a slot of a node object
+#     holds the same entry for the node's whole life, which lets the reply encoder keep
+#     what it derives from a sealed node's slots in ``node.memo`` (reset to 0 here whenever
+#     slots are added; the store never reads it).
 
 def run_len(run: tuple) -> int:
     """Number of entries in a run or span."""
@@ -127,7 +130,7 @@ def run_ids(run: tuple) -> list[int]:
     """The entry IDs of a run or span, in its order."""
     if len(run) == 4:
         return [(m << 64) | q for m, q in zip(run[0], run[1])]
-    ms, seq, _, _, _, j, stop, reverse = run
+    ms, seq, _, _, _, j, stop, reverse, _ = run
     ids = [(m << 64) | q for m, q in zip(ms[j:stop], seq[j:stop])]
     if reverse:
         ids.reverse()
@@ -140,7 +143,7 @@ def run_entries(run: tuple) -> list:
     if len(run) == 4:
         names, values = run[2], run[3]
     else:
-        _, _, names, data, offs, j, stop, reverse = run
+        _, _, names, data, offs, j, stop, reverse, _ = run
         n = len(names)
         values = _values(data, offs, j * n, stop * n)
         if reverse and n:  # entries newest first, each entry's values in field order
@@ -189,7 +192,7 @@ class _Node:
     """
 
     __slots__ = ("ms", "seq", "data", "offs", "master", "odd", "vstart", "dead", "live",
-                 "ndead", "body", "base", "ms0", "seq0", "last")
+                 "ndead", "body", "base", "ms0", "seq0", "last", "memo", "__weakref__")
 
     def __init__(self, master: tuple, base: int = 0):
         self.ms = array("Q")  # slot ms parts
@@ -212,6 +215,8 @@ class _Node:
         # The master entry's ID parts (what slot deltas are taken from) and the last slot's
         # ID; both are set by the first append.
         self.ms0 = self.seq0 = self.last = 0
+        # The reply encoder's own use (see ``runs``); reset whenever slots are added.
+        self.memo = 0
 
     # -- size / ids --
     def lp_bytes(self) -> int:
@@ -282,7 +287,7 @@ class _Node:
             # The usual node: one span over its arrays, nothing copied (see ``run_ids``).
             if 0 < left < stop - j:
                 stop = j + left
-            out.append((self.ms, self.seq, master, self.data, self.offs, j, stop, False))
+            out.append((self.ms, self.seq, master, self.data, self.offs, j, stop, False, self))
             return stop - j
         added = 0
         k = j
@@ -308,7 +313,7 @@ class _Node:
         if dead is None and self.odd is None:
             if 0 < left < stop - j:
                 j = stop - left
-            out.append((self.ms, self.seq, master, self.data, self.offs, j, stop, True))
+            out.append((self.ms, self.seq, master, self.data, self.offs, j, stop, True, self))
             return stop - j
         # Tombstones or odd schemas (rare): one run per live slot.
         added = 0
@@ -322,6 +327,7 @@ class _Node:
     def append(self, sid: int, names: tuple, values: list, elem_bytes: int) -> None:
         if type(self.data) is bytes:  # a sealed node became the tail again
             self.data = bytearray(self.data)
+            self.memo = 0
         j = len(self.ms)
         if not j:
             self.ms0, self.seq0 = sid >> 64, sid & U64
@@ -377,6 +383,7 @@ class _Node:
         n.dead = bytearray(self.dead) if self.dead is not None else None
         n.live, n.ndead, n.body, n.base = self.live, self.ndead, self.body, self.base
         n.ms0, n.seq0, n.last = self.ms0, self.seq0, self.last
+        n.memo = 0
         return n
 
 
