@@ -239,11 +239,13 @@ class _Node:
         ms_t = sid >> 64
         ms = self.ms
         lo = bisect_left(ms, ms_t)
-        hi = bisect_right(ms, ms_t, lo)
-        if lo == hi:
+        if lo == len(ms) or ms[lo] != ms_t:
+            return lo
+        seq_t = sid & U64
+        if self.seq[lo] >= seq_t:  # a start of "ms" or "ms-0" ends here
             return lo
         # slots sharing the ms are ordered by seq
-        return bisect_left(self.seq, sid & U64, lo, hi)
+        return bisect_left(self.seq, seq_t, lo, bisect_right(ms, ms_t, lo))
 
     def is_live(self, j: int) -> bool:
         return self.dead is None or not self.dead[j]
