@@ -542,7 +542,7 @@ def _keys_of_command_line(argv: list[bytes]):
     cmd = _command_of(inner)
     if cmd is None:
         raise CommandError("ERR Invalid command specified")
-    if not (cmd.first_key or cmd.key_keyword):
+    if not (cmd.first_key or cmd.key_keyword or cmd.key_numkeys):
         raise CommandError("ERR The command has no key arguments")
     if not cmd.arity_ok(len(inner)):
         raise CommandError("ERR Invalid number of arguments specified for command")

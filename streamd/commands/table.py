@@ -104,6 +104,9 @@ class Command:
     key_keyword: str = ""
     keyword_from: int = 0
     keyword_limit: int = 0
+    # Keys counted by an argument (EVAL's ``script numkeys key ...``): that argument's
+    # position; the keys follow it.
+    key_numkeys: int = 0
     # Key-spec flags as Redis declares them ("RW update", "RO access" ...): one string for
     # the single spec, or one per key position from ``first_key`` when each key has its own
     # spec (RENAME's source and destination). Empty: derived from the write flag.
@@ -180,6 +183,13 @@ class Command:
 
     def keys_of(self, argv: list[bytes]) -> list[bytes]:
         """The key arguments of a whole command line."""
+        if self.key_numkeys:
+            at = self.key_numkeys
+            try:
+                n = int(argv[at])
+            except (IndexError, ValueError):
+                return []
+            return argv[at + 1:at + 1 + n] if n > 0 else []
         if self.key_keyword:
             word = self.key_keyword.encode()
             for i in range(self.keyword_from, len(argv)):
@@ -216,7 +226,11 @@ class Command:
         flags.sort(key=lambda f: _FLAG_ORDER.get(f, len(_FLAG_ORDER)))
         cats = sorted(self.categories, key=lambda c: _CATEGORY_ORDER.get(c, len(_CATEGORY_ORDER)))
         specs = []
-        if self.key_keyword:
+        if self.key_numkeys:
+            specs = [_key_spec(self.spec_flags()[0],
+                               (b"index", [(b"index", self.key_numkeys)]),
+                               (0, 1, 1), self.key_notes, find_type=b"keynum")]
+        elif self.key_keyword:
             specs = [_key_spec(self.spec_flags()[0],
                                (b"keyword", [(b"keyword", self.key_keyword.encode()),
                                              (b"startfrom", self.keyword_from)]),
@@ -280,15 +294,16 @@ _NOT_FLAGS = frozenset({"slow", "may_replicate"})
 _FLAG_NAMES = {"noauth": "no_auth"}
 
 
-def _key_spec(flags: str, begin: tuple, find: tuple, notes: str = "") -> Map:
+def _key_spec(flags: str, begin: tuple, find: tuple, notes: str = "",
+              find_type: bytes = b"range") -> Map:
     """One key spec: ``begin`` is (type, spec pairs), ``find`` a range (lastkey, keystep,
-    limit)."""
-    lastkey, keystep, limit = find
+    limit), or with ``find_type`` keynum (keynumidx, firstkey, keystep)."""
+    names = ((b"keynumidx", b"firstkey", b"keystep") if find_type == b"keynum"
+             else (b"lastkey", b"keystep", b"limit"))
     return Map([(b"notes", notes.encode())] * bool(notes) + [
         (b"flags", SetReply([Simple(f) for f in flags.split()])),
         (b"begin_search", Map([(b"type", begin[0]), (b"spec", Map(begin[1]))])),
-        (b"find_keys", Map([(b"type", b"range"), (b"spec", Map([
-            (b"lastkey", lastkey), (b"keystep", keystep), (b"limit", limit)]))])),
+        (b"find_keys", Map([(b"type", find_type), (b"spec", Map(list(zip(names, find))))])),
     ])
 
 
@@ -305,7 +320,8 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             doc_flags: tuple = (), keyword_keys: tuple = (), pure: bool = False,
             deprecated: tuple = (), alone: bool = False, key_flags: tuple | str = (),
             acl: str = "", tips: str = "", key_notes: str = "", spec_last: tuple = (),
-            group_acl: bool = True, protected: str = "", history: tuple = ()):
+            group_acl: bool = True, protected: str = "", history: tuple = (),
+            numkeys_at: int = 0, flag_acl: bool = True):
     """Register a command (or, with ``container=True``, a container of subcommands).
 
     Used as a decorator on the handler ``handler(ctx, argv) -> reply``; a container is
@@ -328,8 +344,11 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     names the ``enable-*-command`` config that guards the command (DEBUG): its dispatch
     entry then always takes the dispatcher's checked path, so the guard costs the other
     commands nothing. ``history`` is COMMAND DOCS's list of (version, change) pairs.
+    ``numkeys_at`` is the position of the argument that counts the keys after it (EVAL);
+    it makes the command ``movablekeys``. ``flag_acl=False`` derives no category from the
+    flags (EVAL_RO is readonly, yet only @slow @scripting).
     """
-    if keyword_keys:
+    if keyword_keys or numkeys_at:
         flags += " movablekeys"
     keyword, keyword_from, keyword_limit = keyword_keys or ("", 0, 0)
     flagset = frozenset(flags.split())
@@ -341,7 +360,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     for flag, implied in (("write", ("write",)), ("readonly", ("read",)),
                           ("admin", ("admin", "dangerous")), ("fast", ("fast",)),
                           ("blocking", ("blocking",)), ("pubsub", ("pubsub",))):
-        if flag in flagset:
+        if flag in flagset and flag_acl:
             cats.extend(implied)
     if "fast" not in cats:
         cats.append("slow")
@@ -351,7 +370,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
         cmd = Command(name=name.lower(), handler=handler, arity=arity, flags=flagset,
                       first_key=keys[0], last_key=keys[1], step=keys[2],
                       key_keyword=keyword, keyword_from=keyword_from,
-                      keyword_limit=keyword_limit,
+                      keyword_limit=keyword_limit, key_numkeys=numkeys_at,
                       key_flags=(key_flags,) if isinstance(key_flags, str) else key_flags,
                       group=group,
                       since=since, summary=summary, complexity=complexity,
