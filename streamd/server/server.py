@@ -74,6 +74,16 @@ class _Ran:
         self.cmd, self.reply = cmd, reply
 
 
+class _LuaClient:
+    """Who the slow log names for a script's commands: Redis's Lua client, which has no
+    address and no name."""
+
+    addr = "?:0"
+    name = b""
+
+
+_LUA_CLIENT = _LuaClient()
+
 _METRIC_SAMPLES = 16
 _METRIC_PERIOD_MS = 100
 
@@ -132,6 +142,7 @@ class Server:
         self.startup_rss = rss_bytes()
         self.peak_used = 0
         self.slowlog = SlowLog()
+        self.scripts = None  # the Lua engine and script cache, made by the first script
         self.acl_log = AclLog()
         self.latency = Latency()
         # Kept by config_changed, in microseconds (NEVER: off): slowlog-log-slower-than,
@@ -447,6 +458,26 @@ class Server:
                 self.tracking.remember(client, cmd, argv)
         return reply
 
+    def script_call(self, client: Client, cmd, argv):
+        """A command a script runs (redis.call), on the script's caller: counted and timed
+        as any call, in the slow log as Redis's Lua client's (no address, no name), shown
+        to monitors as "lua", and a tracking caller's reads remembered. Clients it wakes
+        are served once the script is done (the dispatcher does that after EVAL)."""
+        start = perf_counter_ns()
+        try:
+            reply = cmd.handler(client, argv)
+        except Exception as exc:
+            reply = self._failed(cmd, argv, exc)
+        usec = (perf_counter_ns() - start) // 1000
+        self.latency.record(cmd, usec)
+        if usec >= self.watch_us:
+            self._watched(_LUA_CLIENT, cmd, [argv], usec)
+        if self.monitors:
+            self._show(client, cmd, argv, "lua")
+        if client.tracking is not None and "readonly" in cmd.flags:
+            self.tracking.remember(client, cmd, argv)
+        return reply
+
     # --- CLIENT REPLY and MONITOR -----------------------------------------------------------
     def _after_special(self, client: Client, cmd, argv, reply) -> None:
         """A slow-path request's reply is in the output buffer (``cmd`` None: the request
@@ -484,16 +515,22 @@ class Server:
             for c in self.clients.values():
                 c.update_special()
 
-    def _show(self, client: Client, cmd, argv) -> None:
+    def _show(self, client: Client, cmd, argv, addr: str = "") -> None:
         """Write ``client``'s command, just run, to every monitor, as Redis does: the time,
-        the database selected after the command and the client's address, then each
-        argument as written (AUTH's and HELLO's credentials already redacted by them).
-        Administrative commands are not shown."""
+        the database selected after the command and the client's address (``addr`` in
+        its place: "lua" for a script's commands), then each argument as written (AUTH's
+        and HELLO's credentials already redacted by them). Administrative commands are
+        not shown."""
         if not _NOT_SHOWN.isdisjoint(cmd.flags):
             return
+        self.show_line(client, argv, addr)
+
+    def show_line(self, client: Client, argv, addr: str = "") -> None:
+        """The monitors' line for ``argv``, whatever its command's flags (EVAL, flagged
+        skip_monitor, shows itself before its script's commands, as in Redis)."""
         now = time_ns() // 1000
         line = b"+%d.%06d [%d %s] %s\r\n" % (
-            now // 1_000_000, now % 1_000_000, client.db.index, client.addr.encode(),
+            now // 1_000_000, now % 1_000_000, client.db.index, (addr or client.addr).encode(),
             b" ".join([quoted(a) for a in argv]))
         send_out = self.pubsub.send_out
         # Redis counts a monitor as a normal client for client-output-buffer-limit (its
