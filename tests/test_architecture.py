@@ -4,7 +4,8 @@
   commands never import the server; only the CLI (and tests) import the server. The
   neutral module that store and idmp share (dueheap) imports nothing of streamd, so
   neither sibling comes to depend on the other through them. config reads the keyspace
-  event letters from store, so store never imports config.
+  event letters from store, so store never imports config. The Lua bridge (scripting)
+  knows only protocol's reply values; commands drive it, nothing below imports it.
 - every command-table row is complete, and every handler's docstring opens with its
   syntax line, so COMMAND DOCS and the code say the same thing.
 """
@@ -21,14 +22,17 @@ from streamd.commands import TABLE, load_commands
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "streamd"
 
 FORBIDDEN = {
-    "protocol": {"commands", "server", "store", "idmp", "spark", "cli"},
-    "store": {"commands", "server", "protocol", "spark", "cli", "config"},
-    "idmp": {"commands", "server", "protocol", "spark", "cli"},
+    "protocol": {"commands", "server", "store", "idmp", "spark", "cli", "scripting"},
+    "store": {"commands", "server", "protocol", "spark", "cli", "config", "scripting"},
+    "idmp": {"commands", "server", "protocol", "spark", "cli", "scripting"},
     "commands": {"server", "spark", "cli"},
-    "server": {"spark", "cli"},
-    "spark": {"server", "commands", "store", "idmp", "cli"},
-    "config": {"idmp", "commands", "server", "spark", "cli"},
-    "dueheap": {"protocol", "store", "idmp", "commands", "server", "spark", "cli", "config"},
+    "server": {"spark", "cli", "scripting"},
+    "spark": {"server", "commands", "store", "idmp", "cli", "scripting"},
+    "config": {"idmp", "commands", "server", "spark", "cli", "scripting"},
+    "dueheap": {"protocol", "store", "idmp", "commands", "server", "spark", "cli", "config",
+                "scripting"},
+    # The Lua bridge knows replies (protocol) only: commands hand it what it runs.
+    "scripting": {"commands", "server", "store", "idmp", "spark", "cli", "config"},
 }
 
 

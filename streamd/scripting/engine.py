@@ -1,0 +1,550 @@
+"""The Lua 5.1 interpreter behind EVAL: sandbox, ``redis`` library, script cache and the
+value conversions Redis defines between Lua and RESP.
+
+Redis embeds Lua 5.1; lupa's ``lua51`` module is the same language. The sandbox is built
+in Lua (``_PRELUDE``): scripts run with an environment whose reads of unknown names and
+writes of any name fail with Redis's texts, and see only the globals Redis 7.0 gives
+them. ``redis.call`` and ``redis.pcall`` are Lua functions that check their arguments as
+Redis does and hand the command line to a Python ``dispatch`` callable, which runs it
+through the server's dispatch and answers with its reply value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+from ..protocol.encoder import to_bytes
+from ..protocol.replies import ErrorReply, Map, Raw, SetReply, Simple, Verbatim
+from . import libs
+
+log = logging.getLogger("streamd")
+
+INT64_MIN = -(1 << 63)
+_LOG_LEVELS = (logging.DEBUG, logging.INFO, logging.INFO, logging.WARNING)
+# How deep a returned table may nest before the conversion gives up, as Redis does when
+# its C stack for the conversion runs out (a table that holds itself, say).
+_MAX_DEPTH = 400
+
+
+class ScriptError(Exception):
+    """An error reply for the script's caller (``text`` without the leading ``-``).
+    ``counted`` is False for an error a script command already counted in the error
+    statistics (raised by redis.call, or redis.pcall's table returned), as Redis marks
+    those not to count twice."""
+
+    def __init__(self, text: str, counted: bool = True):
+        super().__init__(text)
+        self.text = text
+        self.counted = counted
+
+
+_lupa = None
+_import_error: str | None = None
+
+
+def lua_missing() -> str | None:
+    """None when the Lua runtime can be loaded, else why not (the ``lupa`` package)."""
+    global _lupa, _import_error
+    if _lupa is None and _import_error is None:
+        try:
+            import lupa.lua51 as lua51
+        except Exception as exc:  # not installed, or a build without Lua 5.1
+            _import_error = f"{type(exc).__name__}: {exc}"
+        else:
+            _lupa = lua51
+    return _import_error
+
+
+_PRELUDE = r"""
+local py, bitlib, json_encode, json_decode = ...
+local error, pcall, xpcall, type, tostring = error, pcall, xpcall, type, tostring
+local rawget, setmetatable, setfenv, loadstring, load, getinfo = rawget, setmetatable,
+      setfenv, loadstring, load, debug.getinfo
+local null = newproxy(false)  -- cjson.null
+local pyerr = py.error_text
+
+local READONLY = 'Attempt to modify a readonly table'
+local function deny() error(READONLY, 2) end
+local function readonly(t)
+  return setmetatable({}, {__index = t, __newindex = deny, __metatable = false})
+end
+
+-- What scripts see as their globals: reads of a missing name and every write fail.
+local env = {}
+local G = setmetatable({}, {
+  __index = function(_, name)
+    local v = env[name]
+    if v == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+    end
+    return v
+  end,
+  __newindex = deny,
+  __metatable = false,
+})
+
+-- The functions that may fail are Python callables: to Lua they are C functions, as in
+-- Redis, so a script's `return redis.call(...)` keeps its own frame (a tail call into a
+-- Lua function would drop it) and its error names the script's line.
+local redis = {
+  call = py.call, pcall = py.pcall, sha1hex = py.sha1hex, log = py.log,
+  setresp = py.setresp, set_repl = py.set_repl, acl_check_cmd = py.acl_check_cmd,
+}
+
+redis.status_reply = function(...)
+  local s = ...
+  if select('#', ...) ~= 1 or type(s) ~= 'string' then
+    return {err = 'ERR wrong number or type of arguments'}
+  end
+  return {ok = s}
+end
+
+-- The error table Redis builds from "-CODE msg" (the dash is implied): the first word is
+-- the code, a single word is the message of a generic ERR.
+redis.error_reply = function(...)
+  local s = ...
+  if select('#', ...) ~= 1 or type(s) ~= 'string' then
+    return {err = 'ERR wrong number or type of arguments'}
+  end
+  if s:sub(1, 1) == '-' then s = s:sub(2) end
+  local code, msg = 'ERR', s
+  local space = s:find(' ', 1, true)
+  if space then code, msg = s:sub(1, space - 1), s:sub(space + 1) end
+  msg = msg:gsub('[\r\n]+$', '')
+  return {err = code .. ' ' .. msg}
+end
+
+redis.breakpoint = function() return false end
+redis.debug = function() end
+redis.replicate_commands = function() return true end
+redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
+redis.REDIS_VERSION, redis.REDIS_VERSION_NUM = py.version, py.version_num
+
+-- An error table caught by a script's pcall reaches it as its message, as in Redis 7.0.
+local function caught(ok, ...)
+  if not ok then
+    local e = ...
+    if type(e) == 'userdata' then
+      local text = pyerr(e)
+      if text then return false, text end
+    elseif type(e) == 'table' and type(rawget(e, 'err')) == 'string' then
+      return false, rawget(e, 'err')
+    end
+  end
+  return ok, ...
+end
+
+-- Code a script compiles runs in the sandbox too.
+local function sandboxed(f, err)
+  if f then setfenv(f, G) end
+  return f, err
+end
+
+-- The message handler of every run: an error becomes a table carrying its text and the
+-- script line it came from (the innermost frame of the script's own code).
+local function handler(e)
+  local level, info = 2, nil
+  while true do
+    info = getinfo(level, 'Sl')
+    if info == nil or info.source == '@user_script' then break end
+    level = level + 1
+  end
+  if type(e) == 'userdata' then
+    local text = pyerr(e)
+    if text then e = {err = text, ignore_err_stats_update = true} end
+  end
+  if type(e) ~= 'table' then e = {err = 'ERR ' .. tostring(e)} end
+  if info then
+    e.source = info.source
+    e.line = info.currentline
+  end
+  return e
+end
+
+local cjson = {
+  encode = function(v)
+    local ok, out = json_encode(v)
+    if not ok then error(out, 2) end
+    return out
+  end,
+  decode = function(s)
+    local ok, out = json_decode(s)
+    if not ok then error(out, 2) end
+    return out
+  end,
+  null = null,
+}
+
+for _, name in ipairs({'assert', 'collectgarbage', 'error', 'gcinfo', 'getmetatable',
+                       'ipairs', 'next', 'pairs', 'rawequal', 'rawget', 'rawset', 'select',
+                       'setmetatable', 'tonumber', 'tostring', 'type', 'unpack', 'xpcall',
+                       '_VERSION'}) do
+  env[name] = _G[name]
+end
+env.pcall = function(...) return caught(pcall(...)) end
+env.loadstring = function(s, name) return sandboxed(loadstring(s, name)) end
+env.load = function(f, name) return sandboxed(load(f, name)) end
+env.string = readonly(string)
+env.table = readonly(table)
+env.math = readonly(math)
+env.coroutine = readonly(coroutine)
+env.redis = readonly(redis)
+env.bit = readonly(bitlib)
+env.cjson = readonly(cjson)
+env.__redis__err__handler = handler
+env._G = G
+
+local function compile(body)
+  return sandboxed(loadstring(body, '@user_script'))
+end
+
+local function run(f, keys, argv)
+  env.KEYS, env.ARGV = keys, argv
+  local ok, value = xpcall(f, handler)
+  return ok, value
+end
+
+return compile, run, null
+"""
+
+
+class CallError(Exception):
+    """Raised by the redis library's Python functions: a Lua error whose message is the
+    error table ``{err = text}`` (the prelude's handler and pcall unwrap it)."""
+
+    def __init__(self, text):
+        super().__init__(text)
+        self.text = text if type(text) is bytes else text.encode()
+
+
+class Engine:
+    """One interpreter and its script cache (shared by every client, as in Redis)."""
+
+    def __init__(self, version: str):
+        missing = lua_missing()
+        if missing is not None:
+            raise RuntimeError(missing)
+        lua51 = _lupa
+        self.lua = lua51.LuaRuntime(encoding=None, register_eval=False,
+                                    register_builtins=False, unpack_returned_tuples=True)
+        self._type = lua51.lua_type
+        self.table_from = self.lua.table_from
+        self.scripts: dict[str, object] = {}  # sha1 hex (lower case) -> compiled function
+        self.bodies: dict[str, bytes] = {}
+        self._call = None  # the running script's dispatch(argv) -> (ok, reply or text)
+        self._known = None
+        self.resp = 2  # the running script's redis.setresp
+        major, minor, patch = (int(p) for p in (version.split(".") + ["0", "0"])[:3])
+        py = self.table_from({
+            b"call": self._redis_call, b"pcall": self._redis_pcall,
+            b"sha1hex": self._sha1hex, b"log": self._log, b"setresp": self._setresp,
+            b"set_repl": self._set_repl, b"acl_check_cmd": self._acl_check_cmd,
+            b"error_text": self._error_text, b"version": version.encode(),
+            b"version_num": (major << 16) | (minor << 8) | patch})
+        bitlib = self.table_from({k.encode(): v for k, v in libs.BIT.items()})
+        setup = self.lua.eval("function(...) " + _PRELUDE + " end")
+        self._compile, self._run, self.null = setup(
+            py, bitlib, self._json_encode, self._json_decode)
+
+    # --- the cache -----------------------------------------------------------------------
+    def load(self, body: bytes) -> str:
+        """Compile ``body`` into the cache; its SHA1 (hex). Raises ScriptError."""
+        sha = hashlib.sha1(body).hexdigest()
+        if sha not in self.scripts:
+            fn, err = self._compile(body)
+            if fn is None:
+                raise ScriptError("ERR Error compiling script (new function): "
+                                  + _text(err))
+            self.scripts[sha] = fn
+            self.bodies[sha] = body
+        return sha
+
+    def flush(self) -> None:
+        self.scripts.clear()
+        self.bodies.clear()
+
+    # --- running -------------------------------------------------------------------------
+    def run(self, sha: str, keys: list, args: list, call, known, caller_resp: int):
+        """Run the cached script ``sha`` with KEYS and ARGV; ``call(argv)`` runs one
+        redis.call and answers (True, reply) or (False, error text). Returns the reply
+        value for a client speaking ``caller_resp``; raises ScriptError for an error."""
+        self._call, self._known = call, known
+        self.resp = 2
+        try:
+            ok, value = self._run(self.scripts[sha], self.table_from(keys),
+                                  self.table_from(args))
+        finally:
+            self._call = self._known = None
+        resp = self.resp
+        if not ok:
+            raise ScriptError(self._failure(sha, value), not self._marked(value))
+        reply = self._reply(value, resp, caller_resp, 0)
+        if type(reply) is ErrorReply:
+            raise ScriptError(reply.text, not self._marked(value))
+        return reply
+
+    def _marked(self, err) -> bool:
+        return self._type(err) == "table" and err[b"ignore_err_stats_update"] is True
+
+    def _failure(self, sha: str, err) -> str:
+        """The text of a script that raised: its message, then where, as Redis writes it."""
+        if self._type(err) != "table":
+            return "ERR " + _text(err)
+        msg = err[b"err"]
+        if type(msg) is not bytes:
+            return "ERR unknown error"
+        text = _text(msg)
+        source, line = err[b"source"], err[b"line"]
+        if source is not None and line is not None:
+            text += f" script: {sha}, on {_text(source)}:{_num_text(line)}."
+        return text
+
+    # --- Lua -> reply --------------------------------------------------------------------
+    def _reply(self, v, resp: int, caller: int, depth: int):
+        t = type(v)
+        if t is bytes:
+            return v
+        if t is int or t is float:
+            return _to_int(v)
+        if v is None:
+            return None
+        if t is bool:
+            if resp == 2:
+                return 1 if v else None
+            if caller == 2:
+                return 1 if v else 0
+            return Raw(b"#t\r\n" if v else b"#f\r\n")
+        if self._type(v) != "table":
+            return None  # functions, userdata (cjson.null) ... answer nil, as in Redis
+        if depth >= _MAX_DEPTH:
+            return ErrorReply("ERR reached lua stack limit")
+        err = v[b"err"]
+        if type(err) is bytes:
+            return ErrorReply(_text(err))
+        ok = v[b"ok"]
+        if type(ok) is bytes:
+            return Simple(ok)
+        d = v[b"double"]
+        if d is not None and type(d) in (int, float):
+            return float(d)
+        big = v[b"big_number"]
+        if type(big) is bytes:
+            return Raw(b"(" + big + b"\r\n") if caller == 3 else big
+        vs = v[b"verbatim_string"]
+        if vs is not None and self._type(vs) == "table":
+            fmt, s = vs[b"format"], vs[b"string"]
+            if type(fmt) is bytes and type(s) is bytes:
+                return Verbatim(s, fmt)
+        m = v[b"map"]
+        if m is not None and self._type(m) == "table":
+            return Map([(self._reply(k, resp, caller, depth + 1),
+                         self._reply(x, resp, caller, depth + 1)) for k, x in m.items()])
+        s = v[b"set"]
+        if s is not None and self._type(s) == "table":
+            return SetReply([self._reply(k, resp, caller, depth + 1) for k in s.keys()])
+        out = []
+        i = 1
+        while True:
+            x = v[i]
+            if x is None:
+                return out
+            out.append(self._reply(x, resp, caller, depth + 1))
+            i += 1
+
+    # --- reply -> Lua --------------------------------------------------------------------
+    def _argv(self, args) -> list:
+        if not args:
+            raise CallError("ERR Please specify at least one argument for this redis lib call")
+        argv = []
+        for a in args:
+            t = type(a)
+            if t is bytes:
+                argv.append(a)
+            elif t is int or t is float:
+                # Redis formats a number argument with %.17g (Lua's own %.14g loses digits).
+                argv.append(b"%.17g" % a)
+            else:
+                raise CallError("ERR Lua redis lib command arguments must be strings or integers")
+        return argv
+
+    def _redis_call(self, *args):
+        ok, reply = self._call(self._argv(args))
+        if not ok:
+            raise CallError(reply)
+        return self._to_lua(reply)
+
+    def _redis_pcall(self, *args):
+        try:
+            ok, reply = self._call(self._argv(args))
+        except CallError as exc:
+            ok, reply = False, exc.text
+        if not ok:
+            text = reply if type(reply) is bytes else reply.encode()
+            return self.table_from({b"err": text, b"ignore_err_stats_update": True})
+        return self._to_lua(reply)
+
+    def _to_lua(self, reply):
+        data = to_bytes(reply, self.resp)
+        if not data:
+            return False
+        return self._parse(data, 0)[0]
+
+    def _parse(self, data: bytes, pos: int):
+        """One RESP value at ``pos`` as the Lua value Redis gives a script for it."""
+        kind = data[pos:pos + 1]
+        end = data.index(b"\r\n", pos)
+        line = data[pos + 1:end]
+        pos = end + 2
+        if kind == b"$" or kind == b"=":
+            n = int(line)
+            if n < 0:
+                return False, pos
+            body = data[pos:pos + n]
+            pos += n + 2
+            if kind == b"=":
+                return self.table_from({b"verbatim_string": self.table_from(
+                    {b"format": body[:3], b"string": body[4:]})}), pos
+            return body, pos
+        if kind == b":":
+            return int(line), pos
+        if kind == b"+":
+            return self.table_from({b"ok": line}), pos
+        if kind == b"-":
+            return self.table_from({b"err": line}), pos
+        if kind in (b"*", b">", b"~", b"%"):
+            n = int(line)
+            if n < 0:
+                return False, pos
+            if kind == b"%":
+                items = {}
+                for _ in range(n):
+                    k, pos = self._parse(data, pos)
+                    items[k], pos = self._parse(data, pos)
+                return self.table_from({b"map": self.table_from(items)}), pos
+            items = []
+            for _ in range(n):
+                x, pos = self._parse(data, pos)
+                items.append(x)
+            if kind == b"~":
+                return self.table_from({b"set": self.table_from(
+                    {x: True for x in items})}), pos
+            t = self.lua.table()
+            for i, x in enumerate(items, 1):
+                t[i] = x
+            return t, pos
+        if kind == b"_":
+            return None, pos
+        if kind == b"#":
+            return line == b"t", pos
+        if kind == b",":
+            return self.table_from({b"double": float(line)}), pos
+        if kind == b"(":
+            return self.table_from({b"big_number": line}), pos
+        raise ValueError(f"unexpected reply type {kind!r}")
+
+    # --- the redis library's Python side -------------------------------------------------
+    @staticmethod
+    def _error_text(e):
+        """The error table text of an exception raised by the Python side, else nil."""
+        if isinstance(e, CallError):
+            return e.text
+        if isinstance(e, BaseException):  # a bug: reported, not crashing the server
+            log.error("Lua bridge failure", exc_info=e)
+            return b"ERR internal error in the Lua bridge"
+        return None
+
+    def _acl_check_cmd(self, *args):
+        argv = self._argv(args)
+        if not (self._known and self._known(argv)):
+            raise CallError("ERR Invalid command passed to redis.acl_check_cmd()")
+        return True
+
+    @staticmethod
+    def _sha1hex(*args) -> bytes:
+        if len(args) != 1:
+            raise CallError("ERR wrong number of arguments")
+        data = args[0]
+        if type(data) is not bytes:
+            data = _text(data).encode()
+        return hashlib.sha1(data).hexdigest().encode()
+
+    @staticmethod
+    def _log(*args) -> None:
+        if len(args) < 2:
+            raise CallError("ERR redis.log() requires two arguments or more.")
+        level = args[0]
+        if type(level) not in (int, float):
+            raise CallError("ERR First argument must be a number (log level).")
+        if not 0 <= level <= 3:
+            raise CallError("ERR Invalid debug level.")
+        log.log(_LOG_LEVELS[int(level)], "%s", " ".join(_text(a) for a in args[1:]))
+
+    def _setresp(self, *args) -> None:
+        if len(args) != 1:
+            raise CallError("ERR redis.setresp() requires one argument.")
+        v = _number(args[0])
+        if v not in (2, 3):
+            raise CallError("ERR RESP version must be 2 or 3.")
+        self.resp = int(v)
+
+    @staticmethod
+    def _set_repl(*args) -> None:
+        if len(args) != 1:
+            raise CallError("ERR redis.set_repl() requires one argument.")
+        v = _number(args[0])
+        if v is None or not 0 <= v <= 3:
+            raise CallError("ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, "
+                            "REPL_ALL or REPL_NONE.")
+
+    def _json_encode(self, value):
+        try:
+            return True, libs.json_encode(value, self._type)
+        except libs.JsonError as exc:
+            return False, str(exc).encode()
+
+    def _json_decode(self, data):
+        try:
+            return True, libs.json_decode(data, self.lua, self.null)
+        except libs.JsonError as exc:
+            return False, str(exc).encode()
+
+
+def _number(v):
+    """lua_tonumber: a number, or a string that reads as one; None otherwise."""
+    if type(v) in (int, float):
+        return v
+    if type(v) is bytes:
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return None
+
+
+def _text(v) -> str:
+    if type(v) is bytes:
+        return v.decode("utf-8", "replace")
+    if type(v) in (int, float):
+        return _num_text(v)
+    return str(v)
+
+
+def _num_text(v) -> str:
+    """A Lua number as Lua 5.1 prints it (``%.14g``)."""
+    if type(v) is int:
+        return str(v)
+    return "%.14g" % v
+
+
+def _to_int(v) -> int:
+    """A Lua number as the integer reply Redis makes of it: a C cast of the double
+    (truncated; out of range, infinite or NaN gives the lowest 64-bit integer)."""
+    if type(v) is int:
+        if -(1 << 63) <= v < (1 << 63):
+            return v
+        return INT64_MIN
+    if v != v or not (-9.223372036854775808e18 <= v < 9.223372036854775808e18):
+        return INT64_MIN
+    return int(v)
