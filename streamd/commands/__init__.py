@@ -13,5 +13,5 @@ def load_commands() -> None:
     if _loaded:
         return
     from . import (acl, bitmaps, connection, debug, groups, hashes, idmp, keys,  # noqa: F401
-                   ops, pubsub, server, streams, strings, transactions)
+                   ops, pubsub, scripting, server, streams, strings, transactions)
     _loaded = True

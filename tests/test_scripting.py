@@ -1,0 +1,486 @@
+"""Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, byte for byte as Redis
+7.0.15 answers (recorded from it; the tests run against it with --redis-url)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import types
+
+import pytest
+import redis
+
+from tests.conftest import dirty, encode_request, watch_broken
+from tests.test_connection import _monitoring
+from tests.test_ops_commands import help_reply
+
+
+def sha(body: str) -> str:
+    return hashlib.sha1(body.encode()).hexdigest()
+
+
+def where(body: str, line: int = 1) -> str:
+    """What Redis appends to the error of a script that raised."""
+    return f" script: {sha(body)}, on @user_script:{line}."
+
+
+# (script, reply) for scripts that touch no key: the Lua -> RESP conversion rules.
+CONVERSIONS = [
+    ("return 1", b":1\r\n"),
+    ("return {1,2,3,'x',nil,5}", b"*4\r\n:1\r\n:2\r\n:3\r\n$1\r\nx\r\n"),  # stops at nil
+    ("return 3.99", b":3\r\n"),
+    ("return -3.99", b":-3\r\n"),
+    ("return -0.5", b":0\r\n"),
+    ("return 1e20", b":-9223372036854775808\r\n"),
+    ("return 0/0", b":-9223372036854775808\r\n"),
+    ("return 9007199254740993", b":9007199254740992\r\n"),
+    ("return true", b":1\r\n"),
+    ("return false", b"$-1\r\n"),
+    ("return nil", b"$-1\r\n"),
+    ("return", b"$-1\r\n"),
+    ("return '3'", b"$1\r\n3\r\n"),
+    ("return {ok='fine'}", b"+fine\r\n"),
+    ("return {err='bad thing'}", b"-bad thing\r\n"),
+    ("return {err=''}", b"-\r\n"),
+    ("return {err=5}", b"*0\r\n"),  # only a string field counts
+    ("return {ok=5}", b"*0\r\n"),
+    ("return {err='x', ok='y'}", b"-x\r\n"),
+    ("return {1, 2, err='x'}", b"-x\r\n"),
+    ("return {a=1}", b"*0\r\n"),
+    ("return {'a', {}, 'b'}", b"*3\r\n$1\r\na\r\n*0\r\n$1\r\nb\r\n"),
+    ("return {1,{2,{3}},true,false,3.5}",
+     b"*5\r\n:1\r\n*2\r\n:2\r\n*1\r\n:3\r\n:1\r\n$-1\r\n:3\r\n"),
+    ("return redis.status_reply('X')", b"+X\r\n"),
+    ("return redis.error_reply('My Error')", b"-My Error\r\n"),
+    ("return redis.error_reply('-My Error')", b"-My Error\r\n"),
+    ("return redis.error_reply('x y')", b"-x y\r\n"),
+    ("return {1, redis.error_reply('inner'), 2}", b"*3\r\n:1\r\n-ERR inner\r\n:2\r\n"),
+    ("return {1, {ok='st'}, 2}", b"*3\r\n:1\r\n+st\r\n:2\r\n"),
+    ("return redis.status_reply()", b"-ERR wrong number or type of arguments\r\n"),
+    ("return redis.error_reply(5)", b"-ERR wrong number or type of arguments\r\n"),
+    ("local t = redis.error_reply('x') local n = 0 for k in pairs(t) do n = n + 1 end "
+     "return {n, t.err}", b"*2\r\n:1\r\n$5\r\nERR x\r\n"),
+    ("return {double=3.5}", b"$3\r\n3.5\r\n"),
+    ("return {map={a=1}}", b"*2\r\n$1\r\na\r\n:1\r\n"),
+    ("return {set={a=true}}", b"*1\r\n$1\r\na\r\n"),
+    ("return {big_number='123'}", b"$3\r\n123\r\n"),
+    ("return redis.sha1hex('')", b"$40\r\nda39a3ee5e6b4b0d3255bfef95601890afd80709\r\n"),
+    ("return redis.sha1hex(123)", b"$40\r\n40bd001563085fc35165329ea1ff5c5ecbdbbeef\r\n"),
+    ("return redis.log(redis.LOG_WARNING, 'hi')", b"$-1\r\n"),
+    ("return _VERSION", b"$7\r\nLua 5.1\r\n"),
+    ("return {redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING, "
+     "redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL}",
+     b"*9\r\n:0\r\n:1\r\n:2\r\n:3\r\n:0\r\n:1\r\n:2\r\n:2\r\n:3\r\n"),
+    ("return redis.replicate_commands()", b":1\r\n"),
+    ("return cjson.encode({1,2,3})", b"$7\r\n[1,2,3]\r\n"),
+    ("return cjson.encode({a=1})", b'$7\r\n{"a":1}\r\n'),
+    ("return cjson.decode('[1,2,\"x\"]')", b"*3\r\n:1\r\n:2\r\n$1\r\nx\r\n"),
+    ("return cjson.decode('{\"a\":[1,2.5,null,true]}').a", b"*4\r\n:1\r\n:2\r\n$-1\r\n:1\r\n"),
+    ("return bit.band(7, 3)", b":3\r\n"),
+    ("return bit.tohex(255)", b"$8\r\n000000ff\r\n"),
+    ("local ok, e = pcall(error, {err='x', foo=1}); return e", b"$1\r\nx\r\n"),
+    ("local ok, e = pcall(error, 'str'); return e", b"$3\r\nstr\r\n"),
+    ("local ok, e = pcall(function() error('str') end); return e",
+     b"$18\r\nuser_script:1: str\r\n"),
+    ("local ok, e = pcall(error, {1,2}); return type(e)", b"$5\r\ntable\r\n"),
+    ("local ok, e = pcall(redis.call, 'nosuch'); return e",
+     b"$44\r\nERR Unknown Redis command called from script\r\n"),
+    ("local ok, e = pcall(redis.call); return e",
+     b"$64\r\nERR Please specify at least one argument for this redis lib call\r\n"),
+    ("local ok, e = pcall(redis.log); return e",
+     b"$47\r\nERR redis.log() requires two arguments or more.\r\n"),
+    ("local ok, e = pcall(redis.setresp, 5); return e",
+     b"$32\r\nERR RESP version must be 2 or 3.\r\n"),
+    ("return redis.pcall('get', {})",
+     b"-ERR Lua redis lib command arguments must be strings or integers\r\n"),
+    ("return redis.pcall()",
+     b"-ERR Please specify at least one argument for this redis lib call\r\n"),
+    ("return redis.pcall('nosuch', 'k')", b"-ERR Unknown Redis command called from script\r\n"),
+    ("return redis.pcall('get')",
+     b"-ERR Wrong number of args calling Redis command from script\r\n"),
+    ("return redis.pcall('multi')", b"-ERR This Redis command is not allowed from script\r\n"),
+    ("local t = redis.pcall('nosuch') local n = 0 for k in pairs(t) do n = n + 1 end return n",
+     b":2\r\n"),
+    ("return redis.call('ping')", b"+PONG\r\n"),
+    ("return redis.call('PiNg', 'x')", b"$1\r\nx\r\n"),
+    ("return redis.call('get', 1.5)", b"$-1\r\n"),
+]
+
+
+@pytest.mark.parametrize("body, reply", CONVERSIONS)
+def test_lua_values_convert_as_in_redis(wire, body, reply):
+    assert wire("EVAL", body, "0") == reply
+
+
+# Scripts that raise: Redis names the script and the line the error came from.
+FAILURES = [
+    ("return redis.call('nosuch','k')", "ERR Unknown Redis command called from script", 1),
+    ("return redis.call('get')", "ERR Wrong number of args calling Redis command from script", 1),
+    ("return redis.call('xinfo')", "ERR Wrong number of args calling Redis command from script", 1),
+    ("return redis.call('xinfo','nosub')", "ERR Unknown Redis command called from script", 1),
+    ("return redis.call()", "ERR Please specify at least one argument for this redis lib call", 1),
+    ("return redis.call('get',{})",
+     "ERR Lua redis lib command arguments must be strings or integers", 1),
+    ("return redis.call('get',nil)",
+     "ERR Lua redis lib command arguments must be strings or integers", 1),
+    ("return redis.call('multi')", "ERR This Redis command is not allowed from script", 1),
+    ("return redis.call('subscribe','x')", "ERR This Redis command is not allowed from script", 1),
+    ("return redis.call('eval','return 1','0')",
+     "ERR This Redis command is not allowed from script", 1),
+    ("return redis.call('client','list')", "ERR This Redis command is not allowed from script", 1),
+    ("return redis.call('config','get','maxmemory')",
+     "ERR This Redis command is not allowed from script", 1),
+    ("return redis.call('script','load','return 1')",
+     "ERR This Redis command is not allowed from script", 1),
+    ("return redis.call('watch','k')", "ERR This Redis command is not allowed from script", 1),
+    ("return redis.call('set', 'k', 'v', 'ex', '-1')",
+     "ERR invalid expire time in 'set' command", 1),
+    ("x = 5", "ERR user_script:1: Attempt to modify a readonly table", 1),
+    ("redis.call = 1", "ERR user_script:1: Attempt to modify a readonly table", 1),
+    ("return y", "ERR user_script:1: Script attempted to access nonexistent global variable 'y'", 1),
+    ("return os", "ERR user_script:1: Script attempted to access nonexistent global variable 'os'", 1),
+    ("error('boom')", "ERR user_script:1: boom", 1),
+    ("error({err='boom2'})", "boom2", 1),
+    ("error({err='ERR my own'})", "ERR my own", 1),
+    ("error('ERR my own')", "ERR user_script:1: ERR my own", 1),
+    ("error(5)", "ERR user_script:1: 5", 1),
+    ("error()", "ERR nil", 1),
+    ("return 1 + nil", "ERR user_script:1: attempt to perform arithmetic on a nil value", 1),
+    ("\n\nreturn redis.call('nosuch')", "ERR Unknown Redis command called from script", 3),
+    ("local function f()\n return redis.call('nosuch')\nend\nreturn f()",
+     "ERR Unknown Redis command called from script", 2),
+    ("local function f()\n error('deep')\nend\nreturn f()", "ERR user_script:2: deep", 2),
+    ("return redis.log()", "ERR redis.log() requires two arguments or more.", 1),
+    ("return redis.log(99, 'x')", "ERR Invalid debug level.", 1),
+    ("return redis.sha1hex()", "ERR wrong number of arguments", 1),
+    ("return redis.setresp(4)", "ERR RESP version must be 2 or 3.", 1),
+    ("return redis.setresp()", "ERR redis.setresp() requires one argument.", 1),
+]
+
+
+@pytest.mark.parametrize("body, text, line", FAILURES)
+def test_a_script_that_raises_names_itself_and_its_line(wire, body, text, line):
+    assert wire("EVAL", body, "0") == b"-%s%s\r\n" % (text.encode(), where(body, line).encode())
+
+
+def test_redis_call_raises_the_command_error_and_pcall_returns_it(wire):
+    assert wire("SET", "k", "v") == b"+OK\r\n"
+    body = "return redis.call('incr','k')"
+    assert wire("EVAL", body, "1", "k") == (
+        b"-ERR value is not an integer or out of range" + where(body).encode() + b"\r\n")
+    body = "return redis.call('lpush','k','v')"
+    if wire("LPUSH", "x", "y").startswith(b"-ERR unknown command"):
+        body = "return redis.call('hset','k','f','v')"  # streamd has no lists
+    assert wire("EVAL", body, "1", "k") == (
+        b"-WRONGTYPE Operation against a key holding the wrong kind of value"
+        + where(body).encode() + b"\r\n")
+    assert wire("EVAL", "return redis.pcall('incr','k')", "1", "k") == (
+        b"-ERR value is not an integer or out of range\r\n")
+    assert wire("EVAL", "local r = redis.pcall('incr','k'); return type(r) .. ':' .. r.err",
+                "1", "k") == b"$49\r\ntable:ERR value is not an integer or out of range\r\n"
+    assert wire("EVAL", "return {redis.pcall('incr','k')}", "1", "k") == (
+        b"*1\r\n-ERR value is not an integer or out of range\r\n")
+    assert wire("EVAL", "local ok, e = pcall(redis.call, 'incr', 'k'); return e", "0") == (
+        b"$43\r\nERR value is not an integer or out of range\r\n")
+
+
+def test_command_replies_convert_to_lua(wire):
+    assert wire("EVAL", "local r = redis.call('set','k','v'); return type(r) .. ':' .. r.ok",
+                "0") == b"$8\r\ntable:OK\r\n"
+    assert wire("EVAL", "return redis.call('get','k')", "1", "k") == b"$1\r\nv\r\n"
+    assert wire("EVAL", "return redis.call('get','nokey')", "0") == b"$-1\r\n"
+    assert wire("EVAL", "return type(redis.call('get','nokey'))", "0") == b"$7\r\nboolean\r\n"
+    assert wire("EVAL", "return redis.call('xadd','s','1-1','f','v')", "0") == b"$3\r\n1-1\r\n"
+    assert wire("EVAL", "return redis.call('xrange','s','-','+')", "0") == (
+        b"*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n")
+    assert wire("EVAL", "return redis.call('hset','h','a','1','b','2')", "0") == b":2\r\n"
+    flat = b"*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n"
+    assert wire("EVAL", "return redis.call('hgetall','h')", "0") == flat
+
+
+def test_number_arguments_are_formatted_with_17_digits(wire):
+    for arg, stored in (("1e20", b"1e+20"), ("3.0", b"3"), ("-0.5", b"-0.5"),
+                        ("0.1", b"0.10000000000000001"), ("1/0", b"inf")):
+        assert wire("EVAL", f"return redis.call('set', 'num', {arg})", "0") == b"+OK\r\n"
+        assert wire("GET", "num") == b"$%d\r\n%s\r\n" % (len(stored), stored)
+
+
+def test_keys_and_argv(wire):
+    assert wire("EVAL", "return {KEYS[1],KEYS[2],ARGV[1],ARGV[2]}", "2", "a", "b", "c", "d") == (
+        b"*4\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n")
+    assert wire("EVAL", "return {#KEYS, #ARGV}", "0") == b"*2\r\n:0\r\n:0\r\n"
+
+
+def test_numkeys_errors(wire):
+    assert wire("EVAL", "return 1", "3", "a") == (
+        b"-ERR Number of keys can't be greater than number of args\r\n")
+    assert wire("EVAL", "return 1", "-1") == b"-ERR Number of keys can't be negative\r\n"
+    assert wire("EVAL", "return 1", "x") == b"-ERR value is not an integer or out of range\r\n"
+    assert wire("EVAL", "return 1") == b"-ERR wrong number of arguments for 'eval' command\r\n"
+    assert wire("EVALSHA", "x" * 40, "2", "a") == (
+        b"-ERR Number of keys can't be greater than number of args\r\n")
+    # numkeys is checked before the script compiles
+    assert wire("EVAL", "syntax error", "-1") == b"-ERR Number of keys can't be negative\r\n"
+
+
+def test_compile_errors(wire):
+    expected = (b"-ERR Error compiling script (new function): user_script:1: '=' expected "
+                b"near 'error'\r\n")
+    assert wire("EVAL", "syntax error here", "0") == expected
+    assert wire("SCRIPT", "LOAD", "syntax error") == expected
+
+
+def test_script_cache(wire):
+    body = "return 'hello'"
+    digest = sha(body).encode()
+    assert wire("SCRIPT", "FLUSH") == b"+OK\r\n"
+    assert wire("EVALSHA", digest, "0") == b"-NOSCRIPT No matching script. Please use EVAL.\r\n"
+    assert wire("EVALSHA", "fff", "0") == b"-NOSCRIPT No matching script. Please use EVAL.\r\n"
+    assert wire("SCRIPT", "LOAD", body) == b"$40\r\n" + digest + b"\r\n"
+    assert wire("EVALSHA", digest, "0") == b"$5\r\nhello\r\n"
+    assert wire("EVALSHA", digest.upper(), "0") == b"$5\r\nhello\r\n"
+    assert wire("EVALSHA_RO", digest, "0") == b"$5\r\nhello\r\n"
+    assert wire("SCRIPT", "EXISTS", digest, digest.upper(), "abc") == b"*3\r\n:1\r\n:1\r\n:0\r\n"
+    assert wire("SCRIPT", "FLUSH", "ASYNC") == b"+OK\r\n"
+    assert wire("SCRIPT", "EXISTS", digest) == b"*1\r\n:0\r\n"
+    assert wire("EVAL", body, "0") == b"$5\r\nhello\r\n"  # EVAL caches what it runs
+    assert wire("SCRIPT", "EXISTS", digest) == b"*1\r\n:1\r\n"
+    assert wire("SCRIPT", "FLUSH", "SYNC") == b"+OK\r\n"
+    assert wire("SCRIPT", "EXISTS", digest) == b"*1\r\n:0\r\n"
+
+
+def test_script_subcommand_errors(wire):
+    bad_flush = b"-ERR SCRIPT FLUSH only support SYNC|ASYNC option\r\n"
+    assert wire("SCRIPT", "FLUSH", "bad") == bad_flush
+    assert wire("SCRIPT", "FLUSH", "SYNC", "x") == bad_flush
+    assert wire("SCRIPT", "KILL") == b"-NOTBUSY No scripts in execution right now.\r\n"
+    assert wire("SCRIPT") == b"-ERR wrong number of arguments for 'script' command\r\n"
+    assert wire("SCRIPT", "NOPE") == b"-ERR unknown subcommand 'NOPE'. Try SCRIPT HELP.\r\n"
+    assert wire("SCRIPT", "EXISTS") == (
+        b"-ERR wrong number of arguments for 'script|exists' command\r\n")
+
+
+def test_script_help(wire):
+    assert wire("SCRIPT", "HELP") == help_reply(
+        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DEBUG (YES|SYNC|NO)",
+        "    Set the debug mode for subsequent scripts executed.",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    When called without the optional mode argument, the behavior is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        "HELP",
+        "    Prints this help.")
+
+
+def test_read_only_scripts_refuse_writes(wire):
+    body = "return redis.call('set','k','v')"
+    assert wire("EVAL_RO", body, "1", "k") == (
+        b"-ERR Write commands are not allowed from read-only scripts." + where(body).encode()
+        + b"\r\n")
+    assert wire("EVAL_RO", "return redis.pcall('set','k','v')", "1", "k") == (
+        b"-ERR Write commands are not allowed from read-only scripts.\r\n")
+    assert wire("EVAL_RO", "return redis.pcall('publish','ch','m')", "0") == (
+        b"-ERR Write commands are not allowed from read-only scripts.\r\n")
+    assert wire("EXISTS", "k") == b":0\r\n"
+    assert wire("SET", "k", "v") == b"+OK\r\n"
+    assert wire("EVAL_RO", "return redis.call('get','k')", "1", "k") == b"$1\r\nv\r\n"
+
+
+def test_a_scripts_select_is_its_own(wire):
+    assert wire("EVAL", "redis.call('select', 5) return redis.call('set','db5key','1')",
+                "0") == b"+OK\r\n"
+    assert wire("EXISTS", "db5key") == b":0\r\n"
+    assert wire("SELECT", "5") == b"+OK\r\n"
+    assert wire("EXISTS", "db5key") == b":1\r\n"
+    assert wire("FLUSHDB") == b"+OK\r\n"
+
+
+def test_sandbox_globals(wire):
+    for name in ("call", "pcall", "log", "sha1hex", "setresp", "set_repl", "status_reply",
+                 "error_reply", "breakpoint", "debug", "acl_check_cmd", "replicate_commands"):
+        assert wire("EVAL", f"return redis.{name} ~= nil", "0") == b":1\r\n", name
+    for name in ("loadstring", "load", "unpack", "gcinfo", "coroutine", "collectgarbage",
+                 "cjson", "bit", "__redis__err__handler"):
+        assert wire("EVAL", f"return {name} ~= nil", "0") == b":1\r\n", name
+    assert wire("EVAL", "return type(redis.REDIS_VERSION)", "0") == b"$6\r\nstring\r\n"
+    # Code compiled by a script runs in the same sandbox.
+    body = "return loadstring('return os')()"
+    reply = wire("EVAL", body, "0")
+    assert b"Script attempted to access nonexistent global variable 'os'" in reply
+
+
+def test_resp3_conversions(wire):
+    w = wire.resp3
+    assert w("HSET", "h", "a", "1") == b":1\r\n"
+    assert w("EVAL", "redis.setresp(3) return redis.call('hgetall','h')", "0") == (
+        b"%1\r\n$1\r\na\r\n$1\r\n1\r\n")
+    assert wire("EVAL", "redis.setresp(3) return redis.call('hgetall','h')", "0") == (
+        b"*2\r\n$1\r\na\r\n$1\r\n1\r\n")
+    assert w("EVAL", "return redis.call('hgetall','h')", "0") == b"*2\r\n$1\r\na\r\n$1\r\n1\r\n"
+    assert w("EVAL", "redis.setresp(3) local t = redis.call('hgetall','h') return type(t.map)",
+             "0") == b"$5\r\ntable\r\n"
+    assert w("EVAL", "return {double=3.5}", "0") == b",3.5\r\n"
+    assert w("EVAL", "return {map={a=1}}", "0") == b"%1\r\n$1\r\na\r\n:1\r\n"
+    assert w("EVAL", "return {set={a=true}}", "0") == b"~1\r\n$1\r\na\r\n"
+    assert w("EVAL", "return {big_number='123'}", "0") == b"(123\r\n"
+    assert w("EVAL", "return false", "0") == b"_\r\n"
+    assert w("EVAL", "return nil", "0") == b"_\r\n"
+    assert w("EVAL", "redis.setresp(3) return redis.call('get','nokey')", "0") == b"_\r\n"
+    assert w("EVAL", "redis.setresp(3) return type(redis.call('get','nokey'))", "0") == (
+        b"$3\r\nnil\r\n")
+    assert w("EVAL", "redis.setresp(3) return type(redis.call('incrbyfloat','fl','1.5'))",
+             "0") == b"$6\r\nstring\r\n"
+
+
+@pytest.mark.min_redis("7.4")
+def test_xread_block_in_a_script_does_not_block(wire):
+    # Redis 7.0 refused BLOCK in scripts; since 7.4 (redis#12596) it runs non-blocking,
+    # as in a transaction.
+    assert wire("EVAL", "return redis.call('xread','block','0','streams','s','$')", "0") == (
+        b"$-1\r\n")
+    assert wire("XADD", "s", "1-1", "f", "v") == b"$3\r\n1-1\r\n"
+    assert wire("EVAL", "return redis.call('xread','block','0','streams','s','0')", "0") == (
+        b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n")
+
+
+def test_script_writes_count_as_the_same_commands(r, make_client):
+    before = dirty(r)
+    r.eval("redis.call('set','a','1') redis.call('xadd','s','*','f','v') return 1", 0)
+    assert dirty(r) - before == 2
+    assert watch_broken(make_client, "a", lambda: r.eval("return redis.call('set','a','2')", 0))
+    assert not watch_broken(make_client, "a", lambda: r.eval("return redis.call('get','a')", 0))
+
+
+def test_script_writes_notify_the_keyspace(r, make_client):
+    r.config_set("notify-keyspace-events", "KEA")
+    try:
+        sub = make_client().pubsub()
+        sub.psubscribe("__keyevent@0__:*")
+        assert sub.get_message(timeout=2)["type"] == "psubscribe"
+        r.eval("redis.call('set','a','1') redis.call('xadd','s','*','f','v')", 0)
+        got = [sub.get_message(timeout=2) for _ in range(2)]
+        assert [(m["channel"], m["data"]) for m in got] == [
+            (b"__keyevent@0__:set", b"a"), (b"__keyevent@0__:xadd", b"s")]
+        sub.close()
+    finally:
+        r.config_set("notify-keyspace-events", "")
+
+
+def test_blocked_reader_is_served_after_the_script(r, make_client):
+    reader = make_client()
+    import threading
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault(
+        "r", reader.xread({"s": "$"}, block=5000)))
+    t.start()
+    from tests.conftest import wait_for
+    assert wait_for(lambda: r.info("clients")["blocked_clients"] == 1)
+    r.eval("redis.call('xadd','s','1-1','f','v') return 1", 0)
+    t.join(5)
+    assert out["r"] == [[b"s", [(b"1-1", {b"f": b"v"})]]]
+
+
+_LINE = re.compile(rb"\+\d+\.\d+ \[(\d+) ([^\]]+)\] (.*)")
+
+
+def test_monitor_shows_the_script_then_its_commands(r, raw):
+    c = raw()
+    m = _monitoring(raw)
+    body = "redis.call('set','a','1'); redis.call('select','3'); return redis.call('get','a')"
+    c.send(encode_request("EVAL", body, "0"))
+    assert c.read_reply() == b"$-1\r\n"
+    c.send(encode_request("ECHO", "end"))
+    c.read_reply()
+    data = m.read_until(lambda b: b'"ECHO" "end"\r\n' in b)
+    lines = [_LINE.match(line).groups() for line in data.split(b"\r\n")[:-1]]
+    shown = [(db, who == b"lua", args) for db, who, args in lines]
+    assert shown == [
+        (b"0", False, b'"EVAL" "' + body.encode().replace(b"'", b"'") + b'" "0"'),
+        (b"0", True, b'"set" "a" "1"'), (b"3", True, b'"select" "3"'),
+        (b"3", True, b'"get" "a"'), (b"0", False, b'"ECHO" "end"')]
+
+
+def test_slowlog_logs_a_scripts_commands_as_the_lua_client(r, call):
+    call("PING")
+    r.config_set("slowlog-log-slower-than", 0)
+    try:
+        call("SLOWLOG", "RESET")
+        call("EVAL", "redis.call('set','a','1') return redis.call('get','a')", "0")
+        entries = list(reversed(call("SLOWLOG", "GET", "-1")))
+        assert [(e[3], e[4], e[5]) for e in entries[1:]] == [
+            ([b"set", b"a", b"1"], b"?:0", b""), ([b"get", b"a"], b"?:0", b""),
+            ([b"EVAL", b"redis.call('set','a','1') return redis.call('get','a')", b"0"],
+             entries[3][4], b"")]
+        assert entries[3][4] != b"?:0"
+    finally:
+        r.config_set("slowlog-log-slower-than", 10000)
+        call("SLOWLOG", "RESET")
+
+
+@pytest.mark.parametrize("body, incr_failed", [
+    ("return redis.call('incr','k')", 1),   # the command's error, raised
+    ("return redis.pcall('incr','k')", 1),  # its error table, returned
+    ("error('mine')", 0),                   # the script's own errors
+    ("return redis.error_reply('mine')", 0),
+])
+def test_error_statistics_count_a_scripts_error_once(r, body, incr_failed):
+    r.set("k", "v")
+    r.config_resetstat()
+    with pytest.raises(redis.ResponseError):
+        r.eval(body, 1, "k")
+    calls = r.info("commandstats")
+    assert (r.info("stats")["total_error_replies"],
+            r.info("errorstats")["errorstat_ERR"]["count"],
+            calls.get("cmdstat_incr", {}).get("failed_calls", 0),
+            calls["cmdstat_eval"]["failed_calls"]) == (1, 1, incr_failed, 1)
+
+
+def test_command_info_and_getkeys(call):
+    info = call("COMMAND", "INFO", "eval", "eval_ro", "evalsha", "evalsha_ro")
+    assert [(i[0], i[1], sorted(i[2]), i[3:6], sorted(i[6])) for i in info] == [
+        (b"eval", -3, sorted([b"noscript", b"stale", b"skip_monitor", b"no_mandatory_keys",
+                              b"movablekeys"]), [0, 0, 0], [b"@scripting", b"@slow"]),
+        (b"eval_ro", -3, sorted([b"readonly", b"noscript", b"stale", b"skip_monitor",
+                                 b"no_mandatory_keys", b"movablekeys"]), [0, 0, 0],
+         [b"@scripting", b"@slow"]),
+        (b"evalsha", -3, sorted([b"noscript", b"stale", b"skip_monitor", b"no_mandatory_keys",
+                                 b"movablekeys"]), [0, 0, 0], [b"@scripting", b"@slow"]),
+        (b"evalsha_ro", -3, sorted([b"readonly", b"noscript", b"stale", b"skip_monitor",
+                                    b"no_mandatory_keys", b"movablekeys"]), [0, 0, 0],
+         [b"@scripting", b"@slow"])]
+    spec = info[0][8][0]
+    spec = dict(zip(spec[::2], spec[1::2]))
+    assert spec[b"flags"] == [b"RW", b"access", b"update"]
+    assert spec[b"begin_search"] == [b"type", b"index", b"spec", [b"index", 2]]
+    assert spec[b"find_keys"] == [b"type", b"keynum", b"spec",
+                                  [b"keynumidx", 0, b"firstkey", 1, b"keystep", 1]]
+    assert call("COMMAND", "GETKEYS", "EVAL", "return 1", "2", "a", "b", "c") == [b"a", b"b"]
+    assert call("COMMAND", "GETKEYSANDFLAGS", "EVAL_RO", "return 1", "1", "a", "c") == [
+        [b"a", [b"RO", b"access"]]]
+
+
+@pytest.mark.streamd_only
+def test_without_lupa_the_commands_answer_an_error(monkeypatch):
+    from streamd.commands import scripting as cmds
+    from streamd.commands.errors import CommandError
+    from streamd.scripting import engine
+
+    monkeypatch.setattr(engine, "_lupa", None)
+    monkeypatch.setattr(engine, "_import_error", "ModuleNotFoundError: No module named 'lupa'")
+    ctx = types.SimpleNamespace(server=types.SimpleNamespace(scripts=None, monitors=[]))
+    for handler, argv in ((cmds.eval_, [b"EVAL", b"return 1", b"0"]),
+                          (cmds.evalsha, [b"EVALSHA", b"a" * 40, b"0"]),
+                          (cmds.script_load, [b"SCRIPT", b"LOAD", b"return 1"])):
+        with pytest.raises(CommandError) as err:
+            handler(ctx, argv)
+        assert err.value.text.startswith("ERR Lua scripting is not available"), handler
+    assert cmds.script_exists(ctx, [b"SCRIPT", b"EXISTS", b"a" * 40]) == [0]
