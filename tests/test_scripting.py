@@ -484,3 +484,26 @@ def test_without_lupa_the_commands_answer_an_error(monkeypatch):
             handler(ctx, argv)
         assert err.value.text.startswith("ERR Lua scripting is not available"), handler
     assert cmds.script_exists(ctx, [b"SCRIPT", b"EXISTS", b"a" * 40]) == [0]
+
+
+def test_redis_py_lock_and_registered_scripts(r):
+    lock = r.lock("resource", timeout=10)
+    assert lock.acquire(blocking=False)
+    assert not r.lock("resource", timeout=10).acquire(blocking=False)
+    assert lock.extend(5)
+    lock.release()
+    assert r.get("resource") is None
+    add_and_mark = r.register_script(
+        "local id = redis.call('XADD', KEYS[1], '*', 'f', ARGV[1]) "
+        "redis.call('SET', KEYS[2], id) return id")
+    r.script_flush()
+    entry_id = add_and_mark(keys=["s", "checkpoint"], args=["v"])  # NOSCRIPT, then EVAL
+    assert r.get("checkpoint") == entry_id
+    assert r.xrange("s") == [(entry_id, {b"f": b"v"})]
+
+
+def test_eval_inside_a_transaction(wire):
+    assert wire("MULTI") == b"+OK\r\n"
+    assert wire("EVAL", "return redis.call('set','k','v')", "1", "k") == b"+QUEUED\r\n"
+    assert wire("EVAL", "return redis.call('get','k')", "1", "k") == b"+QUEUED\r\n"
+    assert wire("EXEC") == b"*2\r\n+OK\r\n$1\r\nv\r\n"
