@@ -12,8 +12,19 @@ LLONG_MIN = -(2**63)
 LLONG_MAX = 2**63 - 1
 
 
+# The counts, timeouts and limits clients send most (COUNT 10, BLOCK 0, EX 60, -1 ...),
+# already parsed: one dict lookup instead of the checks below.
+_SMALL_INTS = {b"%d" % i: i for i in range(-1, 1025)}
+
+
 def parse_int(arg: bytes, error: str = E.NOT_INTEGER) -> int:
     """Redis string2ll: optional '-', digits, no '+', no leading zeros, no spaces, int64."""
+    try:
+        value = _SMALL_INTS.get(arg)
+    except TypeError:  # a mutable buffer: the checks below take it as it is
+        value = None
+    if value is not None:
+        return value
     if 0 < len(arg) <= 20:
         body = arg[1:] if arg[:1] == b"-" else arg
         if body.isdigit() and (body[:1] != b"0" or len(body) == 1) and arg != b"-0":
