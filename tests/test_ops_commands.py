@@ -480,6 +480,24 @@ def test_memory_malloc_stats_without_jemalloc(wire):
 
 
 @pytest.mark.streamd_only
+def test_memory_purge_drops_the_encoded_stream_nodes(r):
+    # The server runs in this process: its encoder's cache is the one imported here.
+    from streamd.protocol.encoder import node_cache_usage
+
+    r.delete("purge:s")
+    for i in range(1, 301):
+        r.xadd("purge:s", {"f": "v%d" % i}, id="%d-0" % i)
+    whole = r.xrange("purge:s")
+    for _ in range(2):  # every sealed node read in full, then again: encoded once
+        assert r.xrange("purge:s") == whole
+    assert node_cache_usage()[0] >= 2
+    assert r.execute_command("MEMORY", "PURGE") in (True, b"OK")
+    assert node_cache_usage() == (0, 0)
+    assert r.xrange("purge:s") == whole
+    r.delete("purge:s")
+
+
+@pytest.mark.streamd_only
 def test_memory_doctor_with_a_dataset(r):
     r.set("big", "x" * (6 * 1024 * 1024))
     assert r.execute_command("MEMORY", "DOCTOR").startswith(

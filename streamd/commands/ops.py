@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from itertools import islice
 
+from ..protocol.encoder import drop_node_cache
 from ..protocol.replies import OK, Map, Verbatim
 from . import errors as E
 from .args import parse_int, parse_timeout_ms
@@ -647,7 +648,11 @@ def memory_malloc_stats(ctx, argv):
          group="server", since="4.0.0", summary="Asks the allocator to release memory.",
          complexity="Depends on how much memory is allocated, could be slow")
 def memory_purge(ctx, argv):
-    """MEMORY PURGE"""
+    """MEMORY PURGE
+
+    Redis asks jemalloc to return dirty pages; streamd has no such pages to give back,
+    but drops the encoded stream nodes it keeps for repeated reads."""
+    drop_node_cache()
     return OK
 
 

@@ -169,6 +169,13 @@ def set_node_cache_budget(nbytes: int) -> None:
     _cache_room(0)
 
 
+def drop_node_cache() -> None:
+    """Drop every cached node encoding (MEMORY PURGE); nodes may be cached again later."""
+    budget = _cache_budget
+    set_node_cache_budget(0)
+    set_node_cache_budget(budget)
+
+
 def node_cache_usage() -> tuple[int, int]:
     """(nodes cached, bytes of their encodings)."""
     return _cache_live, _cache_used
