@@ -318,6 +318,33 @@ def test_sandbox_globals(wire):
     assert b"Script attempted to access nonexistent global variable 'os'" in reply
 
 
+def test_precompiled_chunks_are_read_as_source_text(wire):
+    # Bytecode is never loaded (the VM does not verify it): a dumped function is a string
+    # the parser rejects, through loadstring and load alike.
+    dumped = "string.dump(function() return 1 end)"
+    assert wire("EVAL", f"return tostring(loadstring({dumped}))", "0") == b"$3\r\nnil\r\n"
+    assert wire("EVAL", "local f, e = loadstring('\\27Lua') return e", "0") == (
+        b"$52\r\n[string \"\x1bLua\"]:1: unexpected symbol near 'char(27)'\r\n")
+    body = ("local n = 0 local f, e = load(function() n = n + 1 if n == 1 then return "
+            f"{dumped} end end) return {{tostring(f), e}}")
+    assert wire("EVAL", body, "0") == (
+        b"*2\r\n$3\r\nnil\r\n$43\r\n(load):1: unexpected symbol near 'char(27)'\r\n")
+    body = "local n = 0 return load(function() n = n + 1 if n == 1 then return 'return 7' end end)()"
+    assert wire("EVAL", body, "0") == b":7\r\n"
+
+
+def test_library_functions_have_no_reachable_attributes(wire):
+    # In Redis they are C functions, which cannot be indexed; here some are Python
+    # functions, whose attributes (__globals__ ...) would lead out of the sandbox.
+    for fn in ("redis.call", "redis.pcall", "redis.sha1hex", "redis.log", "redis.setresp",
+               "bit.band", "cjson.encode"):
+        for attr in ("__globals__", "__class__", "x"):
+            body = f"local ok = pcall(function() return {fn}.{attr} end) return ok"
+            assert wire("EVAL", body, "0") == b"$-1\r\n", (fn, attr)
+            body = f"local ok = pcall(function() {fn}.{attr} = 1 end) return ok"
+            assert wire("EVAL", body, "0") == b"$-1\r\n", (fn, attr)
+
+
 def test_resp3_conversions(wire):
     w = wire.resp3
     assert w("HSET", "h", "a", "1") == b":1\r\n"

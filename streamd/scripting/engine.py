@@ -184,8 +184,26 @@ for _, name in ipairs({'assert', 'collectgarbage', 'error', 'gcinfo', 'getmetata
   env[name] = _G[name]
 end
 env.pcall = function(...) return caught(pcall(...)) end
-env.loadstring = function(s, name) return sandboxed(loadstring(s, name)) end
-env.load = function(f, name) return sandboxed(load(f, name)) end
+-- Redis's Lua reads every chunk as source text: a precompiled one (string.dump's output,
+-- starting with ESC) is a syntax error, never bytecode, which the VM does not verify.
+local function source_only(s, name)
+  if type(s) == 'string' and s:byte(1) == 27 then
+    return loadstring(' ' .. s, name or s)
+  end
+  return loadstring(s, name)
+end
+env.loadstring = function(s, name) return sandboxed(source_only(s, name)) end
+env.load = function(f, name)
+  if type(f) ~= 'function' then return sandboxed(load(f, name)) end
+  local parts = {}
+  while true do
+    local piece = f()
+    if piece == nil or piece == '' then break end
+    if type(piece) ~= 'string' then return nil, 'reader function must return a string' end
+    parts[#parts + 1] = piece
+  end
+  return sandboxed(source_only(table.concat(parts), name or '=(load)'))
+end
 env.string = readonly(string)
 env.table = readonly(table)
 env.math = readonly(math)
@@ -219,6 +237,10 @@ class CallError(Exception):
         self.text = text if type(text) is bytes else text.encode()
 
 
+def _no_attribute(obj, name, value=None):
+    raise CallError(b"ERR attempt to index a function value")
+
+
 class Engine:
     """One interpreter and its script cache (shared by every client, as in Redis)."""
 
@@ -227,8 +249,12 @@ class Engine:
         if missing is not None:
             raise RuntimeError(missing)
         lua51 = _lupa
+        # The Python functions scripts call are Lua values with Python attributes behind
+        # them (a function's __globals__ leads to the whole interpreter): no attribute of a
+        # Python object is reachable from Lua, for reading or writing.
         self.lua = lua51.LuaRuntime(encoding=None, register_eval=False,
-                                    register_builtins=False, unpack_returned_tuples=True)
+                                    register_builtins=False, unpack_returned_tuples=True,
+                                    attribute_handlers=(_no_attribute, _no_attribute))
         self._type = lua51.lua_type
         self.table_from = self.lua.table_from
         self.scripts: dict[str, object] = {}  # sha1 hex (lower case) -> compiled function
