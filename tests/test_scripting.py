@@ -345,6 +345,32 @@ def test_library_functions_have_no_reachable_attributes(wire):
             assert wire("EVAL", body, "0") == b"$-1\r\n", (fn, attr)
 
 
+def test_returned_tables_are_read_raw(wire):
+    # Redis reads a script's reply table without its metamethods.
+    assert wire("EVAL", "return setmetatable({}, {__index = function() error('boom') end})",
+                "0") == b"*0\r\n"
+    assert wire("EVAL", "return {setmetatable({}, {__index = function() return 1 end})}",
+                "0") == b"*1\r\n*0\r\n"
+    assert wire("EVAL", "return setmetatable({}, {__index = function(t, k) "
+                        "if k == 'ok' then return 'fine' end end})", "0") == b"*0\r\n"
+    assert wire("EVAL", "return setmetatable({7, ok='x'}, {__index = function() return 1 end})",
+                "0") == b"+x\r\n"
+
+
+def test_cjson_nesting_limits(wire):
+    deep = "local t = {} local c = t for i = 1, %d do c[1] = {} c = c[1] end "
+    assert wire("EVAL", deep % 999 + "return #cjson.encode(t)", "0") == b":2000\r\n"
+    for body in (deep % 1001 + "local ok, e = pcall(cjson.encode, t) return e",
+                 "local t = {} t[1] = t local ok, e = pcall(cjson.encode, t) return e"):
+        assert wire("EVAL", body, "0") == (
+            b"$42\r\nCannot serialise, excessive nesting (1001)\r\n")
+    nested = "string.rep('[', 1000) .. string.rep(']', 1000)"
+    assert wire("EVAL", f"return #cjson.encode(cjson.decode({nested}))", "0") == b":2000\r\n"
+    body = "local ok, e = pcall(cjson.decode, string.rep('[', 100000)) return e"
+    assert wire("EVAL", body, "0") == (
+        b"$62\r\nFound too many nested data structures (1001) at character 1001\r\n")
+
+
 def test_resp3_conversions(wire):
     w = wire.resp3
     assert w("HSET", "h", "a", "1") == b":1\r\n"

@@ -270,6 +270,11 @@ class Engine:
             b"error_text": self._error_text, b"version": version.encode(),
             b"version_num": (major << 16) | (minor << 8) | patch})
         bitlib = self.table_from({k.encode(): v for k, v in libs.BIT.items()})
+        # Outside the sandbox, for the conversions only: a table's metatable, and a plain
+        # copy of its own fields (lua_next reads raw).
+        self._metatable = self.lua.eval("debug.getmetatable")
+        self._raw_copy = self.lua.eval(
+            "function(t) local c = {} for k, v in next, t do c[k] = v end return c end")
         setup = self.lua.eval("function(...) " + _PRELUDE + " end")
         self._compile, self._run, self.null = setup(
             py, bitlib, self._json_encode, self._json_decode)
@@ -346,6 +351,9 @@ class Engine:
             return None  # functions, userdata (cjson.null) ... answer nil, as in Redis
         if depth >= _MAX_DEPTH:
             return ErrorReply("ERR reached lua stack limit")
+        if self._metatable(v) is not None:
+            # Redis reads a returned table raw: its metamethods neither run nor answer.
+            v = self._raw_copy(v)
         err = v[b"err"]
         if type(err) is bytes:
             return ErrorReply(_text(err))

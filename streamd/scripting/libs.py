@@ -6,6 +6,7 @@ not guaranteed identical."""
 from __future__ import annotations
 
 import json
+import sys
 
 _MASK = 0xFFFFFFFF
 
@@ -117,9 +118,14 @@ def _number(v) -> bytes:
     return b"%.14g" % v
 
 
-def json_encode(value, lua_type, depth: int = 0) -> bytes:
+def json_encode(value, lua_type) -> bytes:
     """cjson.encode: a table of positive integer keys is an array (holes are null), any
-    other table an object; an empty table is ``{}``."""
+    other table an object; an empty table is ``{}``. Tables are read raw (no
+    metamethods), as cjson reads them."""
+    return _deep(_json_encode, value, lua_type, 0)
+
+
+def _json_encode(value, lua_type, depth: int) -> bytes:
     t = type(value)
     if value is None:
         return b"null"
@@ -134,7 +140,7 @@ def json_encode(value, lua_type, depth: int = 0) -> bytes:
         return b"null"  # cjson.null
     if kind != "table":
         raise JsonError(f"Cannot serialise {kind}: type not supported")
-    if depth >= 1000:
+    if depth >= _MAX_NESTING:
         raise JsonError(f"Cannot serialise, excessive nesting ({depth + 1})")
     items = list(value.items())
     if items and all(type(k) in (int, float) and k >= 1 and k == int(k) for k, _ in items):
@@ -142,7 +148,7 @@ def json_encode(value, lua_type, depth: int = 0) -> bytes:
         if top > 10 and top > 2 * len(items):
             raise JsonError("Cannot serialise table: excessively sparse array")
         byidx = {int(k): v for k, v in items}
-        return b"[" + b",".join(json_encode(byidx.get(i), lua_type, depth + 1)
+        return b"[" + b",".join(_json_encode(byidx.get(i), lua_type, depth + 1)
                                 for i in range(1, top + 1)) + b"]"
     parts = []
     for k, v in items:
@@ -152,16 +158,64 @@ def json_encode(value, lua_type, depth: int = 0) -> bytes:
             key = _number(k)
         else:
             raise JsonError("Cannot serialise table: table key must be a number or string")
-        parts.append(_string(key) + b":" + json_encode(v, lua_type, depth + 1))
+        parts.append(_string(key) + b":" + _json_encode(v, lua_type, depth + 1))
     return b"{" + b",".join(parts) + b"}"
+
+
+_MAX_NESTING = 1000  # cjson's default encode and decode depth
+
+
+def _deep(fn, *args):
+    """``fn(*args)`` with room for cjson's full nesting depth (two Python frames a level);
+    what goes deeper than that is cut off by the depth checks, not by Python."""
+    limit = sys.getrecursionlimit()
+    if limit < 4 * _MAX_NESTING:
+        sys.setrecursionlimit(4 * _MAX_NESTING)
+    try:
+        return fn(*args)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _too_deep(text: str) -> int:
+    """The 1-based position of the bracket that opens level 1001, outside strings; 0 if
+    the nesting stays within cjson's limit."""
+    depth, in_string, escaped = 0, False, False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > _MAX_NESTING:
+                return i + 1
+        elif ch in "]}":
+            depth -= 1
+    return 0
 
 
 def json_decode(data, lua, null):
     """cjson.decode: objects and arrays become tables, JSON null ``null`` (cjson.null)."""
     if type(data) is not bytes:
         data = str(data).encode()
+    text = data.decode("utf-8", "surrogateescape")
+    if text.count("[") + text.count("{") > _MAX_NESTING:
+        at = _too_deep(text)
+        if at:
+            raise JsonError(f"Found too many nested data structures ({_MAX_NESTING + 1}) "
+                            f"at character {at}")
+    return _deep(_json_decode, text, lua, null)
+
+
+def _json_decode(text, lua, null):
     try:
-        parsed = json.loads(data.decode("utf-8", "surrogateescape"))
+        parsed = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         pos = getattr(exc, "pos", 0)
         raise JsonError(f"Expected value but found invalid token at character {pos + 1}") from None
