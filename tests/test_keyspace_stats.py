@@ -321,6 +321,7 @@ def _park(r, raw, *argv):
 @pytest.mark.parametrize("argv, wake, parked, woken", [
     (("XREAD", "BLOCK", "0", "STREAMS", "s", "$"), "s", (2, 0), (2, 0)),
     (("XREAD", "BLOCK", "0", "STREAMS", "s", "other", "$", "$"), "other", (2, 2), (4, 0)),
+    (("XREAD", "BLOCK", "0", "STREAMS", "s", "other", "$", "$"), "s", (2, 2), (2, 2)),
     (("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"), "s", (2, 0),
      (2, 0)),
 ])

@@ -173,6 +173,19 @@ def test_multi_with_three_xadds_wakes_once_with_all(r, raw):
         assert b"%d-0" % i in reply
 
 
+def test_count_is_kept_by_the_wakeup(r, raw):
+    c = raw()
+    send(c, "XREAD", "COUNT", "2", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r)
+    p = r.pipeline(transaction=True)
+    for i in (1, 2, 3):
+        p.xadd("s", {"f": "v"}, id=f"{i}-0")
+    p.execute()
+    reply = c.read_reply()
+    assert reply.startswith(b"*1\r\n*2\r\n$1\r\ns\r\n*2\r\n")
+    assert b"1-0" in reply and b"2-0" in reply and b"3-0" not in reply
+
+
 def test_multi_xadd_then_del_does_not_wake(r, raw):
     c = raw()
     send(c, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")

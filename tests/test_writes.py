@@ -152,6 +152,70 @@ def test_woken_client_reply_precedes_its_later_requests(server):
     assert out.startswith(b"*1\r\n*2\r\n$1\r\ns\r\n") and out.endswith(b"+PONG\r\n")
 
 
+def _logged_clients(server, log: list):
+    """Two clients whose transports also record, in ``log``, which of them wrote when."""
+    clients = []
+    for name in ("reader", "writer"):
+        c = _client(server)
+        c.transport.write = lambda data, name=name, t=c.transport: (
+            t.writes.append(bytes(data)), log.append(name))
+        clients.append(c)
+    return clients
+
+
+@pytest.mark.streamd_only
+def test_woken_reader_is_written_first_in_the_writers_iteration(server):
+    """While writes are deferred, the XADD that wakes a reader leaves one end-of-iteration
+    write, in which the reader's reply goes before the writer's, as Redis's beforeSleep
+    writes the client it served last first: no further loop iteration between the write
+    and the wake-up's reply."""
+    log: list = []
+    reader, writer = _logged_clients(server, log)
+    _period(server, reader, writer)
+    log.clear()
+    reader.data_received(b"XREAD BLOCK 0 STREAMS s $\r\n")
+    server.writes.loop.run_iteration_end()
+    assert log == []  # parked: nothing written
+    writer.data_received(b"XADD s 1-1 f v\r\n")
+    assert log == []
+    assert server.writes.loop.run_iteration_end() == 1
+    assert log == ["reader", "writer"]
+    assert reader.transport.writes[0].startswith(b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n")
+    assert server.writes.loop.callbacks == []
+
+
+@pytest.mark.streamd_only
+def test_woken_reader_is_written_during_the_writers_read_when_not_deferring(server):
+    log: list = []
+    reader, writer = _logged_clients(server, log)
+    assert server.writes.defer is False
+    reader.data_received(b"XREAD BLOCK 0 STREAMS s $\r\n")
+    writer.data_received(b"XADD s 1-1 f v\r\n")
+    assert log == ["reader", "writer"]
+    assert server.writes.loop.callbacks == []
+
+
+@pytest.mark.streamd_only
+def test_wakeup_runs_xread_without_parsing_it_again(server, monkeypatch):
+    """A woken XREAD runs with what it parsed when it parked (commands/streams.py
+    ``_Reread``): its rewritten argv is not parsed a second time."""
+    from streamd.commands import streams
+
+    reader, writer = _client(server), _client(server)
+    reader.data_received(b"XREAD COUNT 1 BLOCK 0 STREAMS s $\r\n")
+    assert reader.waiter is not None
+
+    def no_parse(*args, **kw):
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(streams, "parse_read_args", no_parse)
+    writer.data_received(b"MULTI\r\nXADD s 1-1 f v\r\nXADD s 1-2 f v\r\nEXEC\r\n")
+    assert reader.waiter is None
+    # COUNT 1, kept from the first parse: the first of the two entries only
+    assert reader.transport.writes == [
+        b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"]
+
+
 # --- against the target server (runs on real Redis too) -----------------------------------
 
 def test_concurrent_pipelined_clients_get_every_reply_in_order(target, r):

@@ -92,11 +92,12 @@ class Waiter:
     """A parked command: re-run when one of its keys is signalled."""
 
     __slots__ = ("client", "cmd", "argv", "db", "keys", "deadline", "timer", "nokey",
-                 "timeout_reply", "sent_argv")
+                 "timeout_reply", "sent_argv", "rerun")
 
     def __init__(self, client, cmd, argv, db, keys, deadline, nokey, timeout_reply=None,
-                 sent_argv=None):
+                 sent_argv=None, rerun=None):
         self.client, self.cmd, self.argv, self.db = client, cmd, argv, db
+        self.rerun = rerun  # what a wake-up runs (Block.rerun), None: cmd's handler
         self.sent_argv = sent_argv or argv  # as the client sent it: what the slow log shows
         self.keys, self.deadline, self.nokey = keys, deadline, nokey
         self.timer = None
@@ -619,7 +620,7 @@ class Server:
     def _park(self, client: Client, cmd, argv, block: Block):
         deadline = now_ms() + block.timeout_ms if block.timeout_ms else 0
         waiter = Waiter(client, cmd, block.argv or argv, client.db, list(dict.fromkeys(block.keys)),
-                        deadline, block.nokey, block.timeout_reply, argv)
+                        deadline, block.nokey, block.timeout_reply, argv, block.rerun)
         for key in waiter.keys:
             queue = client.db.blocking.get(key)
             if queue is None:
@@ -700,11 +701,9 @@ class Server:
             running.release_held_pushes()
         while ks.ready:
             batch, ks.ready = ks.ready, []
-            seen = set()
+            if len(batch) > 1:  # a key signalled twice is served once, where it came first
+                batch = dict.fromkeys(batch)
             for db, key in batch:
-                if (id(db), key) in seen:
-                    continue
-                seen.add((id(db), key))
                 queue = db.blocking.get(key)
                 if not queue:
                     continue
@@ -722,7 +721,7 @@ class Server:
                     # The re-run is the woken client's command: its messages to itself
                     # follow its reply (server/pubsub.py).
                     pubsub.running = client
-                    reply = self.call(client, waiter.cmd, waiter.argv,
+                    reply = self.call(client, waiter.cmd, waiter.argv, waiter.rerun,
                                       sent_argv=waiter.sent_argv)
                     pubsub.running = running
                     if type(reply) is Block:
