@@ -216,6 +216,25 @@ def test_wakeup_runs_xread_without_parsing_it_again(server, monkeypatch):
         b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"]
 
 
+@pytest.mark.streamd_only
+def test_wakeup_runs_xreadgroup_without_parsing_it_again(server, monkeypatch):
+    from streamd.commands import groups
+
+    reader, writer = _client(server), _client(server)
+    writer.data_received(b"XGROUP CREATE s g $ MKSTREAM\r\n")
+    reader.data_received(b"XREADGROUP GROUP g c COUNT 1 BLOCK 0 STREAMS s >\r\n")
+    assert reader.waiter is not None
+
+    def no_parse(*args, **kw):
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(groups, "parse_read_args", no_parse)
+    writer.data_received(b"MULTI\r\nXADD s 1-1 f v\r\nXADD s 1-2 f v\r\nEXEC\r\n")
+    assert reader.waiter is None
+    assert reader.transport.writes == [
+        b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"]
+
+
 # --- against the target server (runs on real Redis too) -----------------------------------
 
 def test_concurrent_pipelined_clients_get_every_reply_in_order(target, r):

@@ -339,8 +339,26 @@ def xreadgroup(ctx, argv):
 
     Reads new entries (``>``) for a consumer, creating PEL entries, or the consumer's own
     pending history (any other ID). Blocks only for ``>``."""
+    return _read_group(ctx, parse_read_args(argv, ctx.now_ms, xreadgroup=True))
+
+
+class _GroupReread:
+    """A parked XREADGROUP's wake-up: the command run again with the options it parsed
+    the first time (its argv would parse to the same, and cannot fail to); keys, groups
+    and IDs are resolved again, as a full run resolves them."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, args):
+        self.args = args
+
+    def __call__(self, ctx, argv):
+        return _read_group(ctx, self.args)
+
+
+def _read_group(ctx, a):
+    """XREADGROUP once its options are parsed."""
     now = ctx.now_ms
-    a = parse_read_args(argv, now, xreadgroup=True)
     db = ctx.db
     # Resolve every key, group and ID before serving anything (errors win over data).
     plan = []
@@ -400,7 +418,7 @@ def xreadgroup(ctx, argv):
         return NULL_ARRAY
     for k, s, g in blocking_claim:
         _claim_wakeup(ctx, s, g, k, a.claim)
-    return Block(list(a.keys), a.block, nokey=True)
+    return Block(list(a.keys), a.block, nokey=True, rerun=_GroupReread(a))
 
 
 def _history(s, g, consumer, gt: int, count: int, now: int) -> list:
