@@ -757,18 +757,23 @@ def xsetid(ctx, argv):
                integer("milliseconds", token="BLOCK", optional=True),
                block("streams", key(multiple=True), string("id", multiple=True),
                      token="STREAMS")))
-def xread(ctx, argv):
+def xread(ctx, argv, parsed=None):
     """XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
 
     Entries after each given ID (``$`` = the stream's last ID now, ``+`` = its last entry).
     RESP2: [[key, entries], ...]; RESP3: a map. Nothing to serve: null array, or with
-    BLOCK the client parks (``$`` rewritten to the concrete ID) until a key gets data."""
-    a = parse_read_args(argv, ctx.now_ms)
-    keys, raw_ids = a.keys, a.ids
-    ids_at = len(argv) - len(raw_ids)
+    BLOCK the client parks (``$`` rewritten to the concrete ID) until a key gets data.
+    ``parsed``: a parked XREAD's ``_Reread``, whose keys, IDs and options stand for argv."""
+    if parsed is None:
+        a = parse_read_args(argv, ctx.now_ms)
+        keys, raw_ids, count, block_ms = a.keys, a.ids, a.count, a.block
+        ids_at = len(argv) - len(raw_ids)
+        after: list = []  # ID to read after, or None for `+` (the last entry)
+    else:
+        keys, after, count, block_ms = parsed.keys, parsed.after, parsed.count, parsed.block_ms
+        raw_ids = None  # resolved when the command parked
     db = ctx.db
     # Resolve every ID first, in key order, as Redis does (key k's type before key k+1's).
-    after: list = []  # ID to read after, or None for `+` (the last entry)
     streams: list = []  # the stream at each key, or None
     rewritten = None
     # Redis's xreadCommand looks every key up twice, here and again while serving. A miss
@@ -780,6 +785,8 @@ def xread(ctx, argv):
             if s is None:
                 db.missed((k,))  # keymiss now, before a later key's expiry or error
             streams.append(s)
+            if raw_ids is None:
+                continue
             arg = raw_ids[j]
             if arg == b"$":
                 sid = s.last_id if s is not None else 0
@@ -797,13 +804,6 @@ def xread(ctx, argv):
         # a key of another type (not appended) was a hit too
         db.hits += len(streams) - streams.count(None) + (len(streams) == j)
         raise
-    return _serve_read(ctx, keys, streams, after, a.count, a.block, rewritten)
-
-
-def _serve_read(ctx, keys, streams: list, after: list, count: int, block_ms, rewritten):
-    """XREAD once its keys are looked up and its IDs resolved: the entries after each ID,
-    or, with nothing to serve, a ``Block`` whose wake-up runs ``_reread``."""
-    db = ctx.db
     served = []
     limit = count if count else -1
     db.hits += 2 * len(streams)
@@ -832,8 +832,9 @@ def _serve_read(ctx, keys, streams: list, after: list, count: int, block_ms, rew
             return Map(served)
         return [[k, entries] for k, entries in served]
     if block_ms is not None and ctx.blocking_allowed:
-        return Block(list(keys), block_ms, argv=rewritten,
-                     rerun=_Reread(keys, after, count, block_ms))
+        if parsed is None:
+            parsed = _Reread(keys, after, count, block_ms)
+        return Block(list(keys), block_ms, argv=rewritten, rerun=parsed)
     return NULL_ARRAY
 
 
@@ -850,20 +851,7 @@ class _Reread:
         self.keys, self.after, self.count, self.block_ms = keys, after, count, block_ms
 
     def __call__(self, ctx, argv):
-        db = ctx.db
-        streams: list = []
-        try:
-            for k in self.keys:
-                s = get_stream(db, k)
-                if s is None:
-                    db.missed((k,))
-                streams.append(s)
-        except CommandError:
-            # as in xread: the key of another type was a hit, the ones before it counted
-            db.hits += len(streams) - streams.count(None) + 1
-            raise
-        return _serve_read(ctx, self.keys, streams, self.after, self.count, self.block_ms,
-                           None)
+        return xread(ctx, argv, self)
 
 
 # --- XREAD / XREADGROUP option parsing (shared; added by the consumer-group family) -------
