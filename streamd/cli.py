@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sys
@@ -10,6 +9,7 @@ import time
 
 from . import REDIS_VERSION, __version__
 from .config import Config, ConfigFileError, _repr, read_config_file
+from .server.loop import new_event_loop
 
 USAGE = """Usage: streamd [/path/to/redis.conf] [options]
        streamd -v or --version
@@ -103,14 +103,6 @@ def setup_logging(config: Config) -> None:
     root.propagate = False
 
 
-def _new_loop() -> asyncio.AbstractEventLoop:
-    try:
-        import uvloop
-        return uvloop.new_event_loop()
-    except ImportError:
-        return asyncio.new_event_loop()
-
-
 async def _serve(config: Config) -> int:
     from .server.gcpolicy import GcPolicy
     from .server.server import Server
@@ -146,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     log.info("oO0OoO0OoO0Oo streamd is starting oO0OoO0OoO0Oo")
     log.info("streamd version=%s, Redis API=%s, bits=64, pid=%d, just started",
              __version__, REDIS_VERSION, os.getpid())
-    loop = _new_loop()
+    loop = new_event_loop()
     log.info("Event loop: %s", type(loop).__module__.split(".")[0])
     try:
         code = loop.run_until_complete(_serve(config))

@@ -33,7 +33,15 @@ FORBIDDEN = {
                 "scripting"},
     # The Lua bridge knows replies (protocol) only: commands hand it what it runs.
     "scripting": {"commands", "server", "store", "idmp", "spark", "cli", "config"},
+    # Entry points for other programs: embed starts a server, the pytest plugin uses embed.
+    "embed": {"spark", "cli", "pytest_plugin"},
+    "pytest_plugin": {"server", "commands", "store", "idmp", "protocol", "spark", "cli",
+                      "scripting"},
 }
+# Nothing inside streamd depends on its entry points for other programs.
+for _inner in ("protocol", "store", "idmp", "commands", "server", "spark", "config", "dueheap",
+               "scripting", "cli"):
+    FORBIDDEN.setdefault(_inner, set()).update({"embed", "pytest_plugin"})
 
 
 def _streamd_imports(path: pathlib.Path) -> set[str]:

@@ -1,0 +1,75 @@
+"""The public ways to run streamd inside a Python program: ``streamd.embed`` and the pytest
+plugin's fixtures (``streamd.pytest_plugin``)."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+import redis
+
+from streamd.embed import EmbeddedServer
+
+pytest_plugins = ["pytester"]
+
+
+@pytest.mark.streamd_only
+def test_an_embedded_server_serves_until_stopped():
+    with EmbeddedServer(stream_node_max_entries=7) as srv:
+        assert srv.port > 0
+        assert srv.url == f"redis://127.0.0.1:{srv.port}/0"
+        r = redis.Redis.from_url(srv.url)
+        assert r.ping() is True
+        assert r.config_get("stream-node-max-entries") == {"stream-node-max-entries": "7"}
+        r.close()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", srv.port), timeout=2).close()
+
+
+@pytest.mark.streamd_only
+def test_an_embedded_servers_url_carries_its_password():
+    with EmbeddedServer(requirepass="s3cret") as srv:
+        assert srv.url == f"redis://:s3cret@127.0.0.1:{srv.port}/0"
+        assert redis.Redis.from_url(srv.url).ping() is True
+        with pytest.raises(redis.AuthenticationError):
+            redis.Redis(port=srv.port).ping()
+
+
+@pytest.mark.streamd_only
+def test_a_server_that_cannot_listen_raises_at_start():
+    with EmbeddedServer() as first:
+        with pytest.raises(OSError):
+            EmbeddedServer(port=first.port).start()
+
+
+@pytest.mark.streamd_only
+def test_the_pytest_plugin_is_registered_with_pytest():
+    from importlib.metadata import entry_points
+
+    plugins = {ep.name: ep.value for ep in entry_points(group="pytest11")}
+    assert plugins.get("streamd") == "streamd.pytest_plugin"
+
+
+@pytest.mark.streamd_only
+def test_the_pytest_plugin_gives_each_test_empty_databases(pytester, monkeypatch):
+    # Loaded by name, with entry points off: the inner run does not depend on which
+    # plugins this environment has installed.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile("""
+        import redis
+
+        def test_first(streamd_url, streamd_server):
+            r = redis.Redis.from_url(streamd_url)
+            r.xadd("orders", {"item": "book"})
+            r.select(3)
+            r.set("checkpoint", "1-0")
+            assert streamd_server.port > 0
+
+        def test_second(streamd_url):
+            r = redis.Redis.from_url(streamd_url)
+            assert r.dbsize() == 0
+            r.select(3)
+            assert r.dbsize() == 0
+    """)
+    result = pytester.runpytest_inprocess("-p", "streamd.pytest_plugin", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
