@@ -194,7 +194,7 @@ def test_a_sealed_nodes_cached_encoding_is_its_entries(reverse):
                     for m, q, vals in chosen]
             for resp in (2, 3):
                 assert to_bytes(Entries([span], len(want)), resp) == to_bytes(want, resp)
-        assert type(holder.memo) is tuple, names  # it was cached along the way
+        assert type(holder.memo) is list, names  # it was cached along the way
 
 
 def test_a_tail_nodes_growing_buffer_is_never_cached():
@@ -218,11 +218,12 @@ def test_the_node_cache_stays_within_its_budget():
             to_bytes(Entries([span], 20))
             assert span[8].memo == 20  # one reader of every entry: nothing cached
             to_bytes(Entries([span], 20))  # the second read caches it
+            to_bytes(Entries([span], 20))  # and the third is served from it
         size = len(spans[-1][8].memo[0]) + 4 * 21  # one node's encoding and boundaries
         fit = 8000 // size
         assert 1 < fit < 10
         assert encoder.node_cache_usage() == (fit, fit * size)
-        kept = [type(span[8].memo) is tuple for span in spans]
+        kept = [type(span[8].memo) is list for span in spans]
         assert kept == [False] * (10 - fit) + [True] * fit  # the oldest went first
         assert all(span[8].memo == 0 for span in spans[:10 - fit])  # may be cached again
         # A node that is gone takes its encoding with it.
@@ -238,3 +239,41 @@ def test_the_node_cache_stays_within_its_budget():
         assert fresh[8].memo is None  # too big for the budget: never tried again
     finally:
         encoder.set_node_cache_budget(before)
+
+
+def test_reads_spread_over_more_nodes_than_fit_stop_encoding_them_whole(monkeypatch):
+    from streamd.protocol import encoder
+
+    builds = []
+    build = encoder._cache_node
+    monkeypatch.setattr(encoder, "_cache_node", lambda *a: builds.append(1) or build(*a))
+    entries = [(m, 0, [b"v" * 50]) for m in range(1, 21)]
+    spans = [_span(entries, (b"f",), 0, 20, False) for _ in range(12)]
+    want = to_bytes(Entries([spans[0]], 20))
+
+    def rounds(n):
+        before = len(builds)
+        for _ in range(n):  # round robin over 12 nodes: each is dropped before it is read
+            for span in spans:
+                assert to_bytes(Entries([span], 20)) == want
+        return len(builds) - before
+
+    budget = encoder._cache_budget
+    try:
+        encoder.set_node_cache_budget(0)
+        encoder.set_node_cache_budget(2000)  # room for one node (~1.7 KB)
+        first, later = rounds(8), rounds(8)
+        assert encoder._admit > 1
+        assert later * 2 <= first, (first, later)  # fewer and fewer nodes encoded in vain
+        # One node read again and again pays off: when it is dropped, the bar comes down.
+        admit = encoder._admit
+        for _ in range(2 * admit + 2):
+            to_bytes(Entries([spans[0]], 20))
+        assert type(spans[0][8].memo) is list
+        peak = encoder._admit
+        for _ in range(4 * peak + 2):
+            to_bytes(Entries([spans[1]], 20))  # caching it drops spans[0]'s encoding
+        assert type(spans[1][8].memo) is list and spans[0][8].memo == 0
+        assert encoder._admit == peak // 2
+    finally:
+        encoder.set_node_cache_budget(budget)

@@ -447,7 +447,7 @@ def test_a_cached_node_that_becomes_the_tail_again_shows_its_new_entries():
     for _ in range(3):
         wire()  # enough reads to cache the sealed node's encoding
     first = s._nodes[0]
-    assert type(first.memo) is tuple
+    assert type(first.memo) is list
     for ms in (4, 5, 6):
         assert s.delete(make_id(ms, 0))
     assert s._nodes == [first]  # the sealed node is the tail again

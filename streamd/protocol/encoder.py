@@ -131,15 +131,19 @@ def _encode_run(run: tuple, out: bytearray) -> None:
 # --- encoded sealed nodes ------------------------------------------------------------------
 # A sealed node's slots never change (see ``Entries``), so once reads of such a node have
 # encoded as many entries as it holds, the next read encodes the whole node once, into its
-# ``memo`` as ``(bytes, entry boundaries)``, and later reads copy one slice: a consumer
-# that reads each entry once never pays for it, a second reader of the same entries
-# does. Until then ``memo`` counts the entries encoded from the node (an int), and None
-# marks a node too big to cache. Reads of a single entry use a cached encoding but do not
-# count: one entry encodes in little more time than the counting takes, and seeks by one
-# would write to every node they touch.
+# ``memo`` as ``[bytes, entry boundaries, entries served since]``, and later reads copy
+# one slice: a consumer that reads each entry once never pays for it, a second reader of
+# the same entries does. Until then ``memo`` counts the entries encoded from the node (an
+# int), and None marks a node too big to cache. Reads of a single entry use a cached
+# encoding but do not count: one entry encodes in little more time than the counting
+# takes, and seeks by one would write to every node they touch.
 #
 # The cache is bounded: past _cache_budget bytes of encodings, the oldest are dropped.
 # It holds its nodes weakly, so a node trimmed or deleted takes its encoding with it.
+# When reads spread over more nodes than fit, nodes would be encoded whole only to be
+# dropped unread: each node dropped before it served its own size doubles the reading a
+# node must have had before it is encoded (``_admit``, up to 64 times its size), each
+# that paid off halves it again.
 
 
 class _Cached(weakref.ref):
@@ -160,13 +164,15 @@ _cached: deque = deque()  # _Cached entries, oldest first; dead ones until they 
 _cache_used = 0  # the sizes of the live entries
 _cache_live = 0
 _cache_budget = 16 << 20
+_admit = 1  # a node is encoded whole once reads have encoded _admit times its entries
 
 
 def set_node_cache_budget(nbytes: int) -> None:
     """Bound the encoded-node cache to ``nbytes`` (0 turns it off) and drop what is over."""
-    global _cache_budget
+    global _cache_budget, _admit
     _cache_budget = max(0, nbytes)
     _cache_room(0)
+    _admit = 1
 
 
 def drop_node_cache() -> None:
@@ -191,16 +197,25 @@ def _uncount(entry: _Cached) -> None:
 
 
 def _cache_room(size: int) -> None:
+    global _admit
     while _cached and _cache_used + size > _cache_budget:
         entry = _cached.popleft()
-        node = entry()
-        if node is not None and node.memo is entry.memo:
-            node.memo = 0  # it may earn its place again
+        memo = entry.memo
+        if memo is not None:
+            if memo[2] < len(memo[1]) - 1:  # it served fewer entries than it holds
+                # (besides the read that encoded it)
+                _admit = min(64, 2 * _admit)
+            elif _admit > 1:
+                _admit //= 2
+            node = entry()
+            if node is not None and node.memo is memo:
+                node.memo = 0  # it may earn its place again
         _uncount(entry)
 
 
-def _cache_node(ms, seq, names, data, offs, node) -> tuple | None:
-    """Encode every slot of a sealed node into its memo; None when it cannot be cached."""
+def _cache_node(ms, seq, names, data, offs, node, taking: int) -> list | None:
+    """Encode every slot of a sealed node into its memo for a read ``taking`` entries of it
+    (not counted as served from the cache); None when the node cannot be cached."""
     global _cache_used, _cache_live, _cached
     n = len(ms)
     out = bytearray()
@@ -235,7 +250,7 @@ def _cache_node(ms, seq, names, data, offs, node) -> tuple | None:
     _cache_room(size)
     if len(_cached) > 2 * _cache_live + 1024:  # mostly entries of nodes gone since
         _cached = deque(entry for entry in _cached if entry.size)
-    memo = node.memo = (bytes(out), bounds)
+    memo = node.memo = [bytes(out), bounds, -taking]
     entry = _Cached(node, _uncount)
     entry.memo, entry.size = memo, size
     _cached.append(entry)
@@ -253,14 +268,15 @@ def _encode_span(span: tuple, out: bytearray) -> None:
         return
     if type(data) is bytes:
         memo = node.memo
-        if type(memo) is not tuple and stop - j > 1 and memo is not None:
-            if memo < len(ms):
+        if type(memo) is not list and stop - j > 1 and memo is not None:
+            if memo < len(ms) * _admit:
                 node.memo = memo + stop - j
             else:
-                memo = _cache_node(ms, seq, names, data, offs, node)
-        if type(memo) is tuple:
-            enc, bounds = memo
+                memo = _cache_node(ms, seq, names, data, offs, node, stop - j)
+        if type(memo) is list:
+            enc, bounds, served = memo
             if stop < len(bounds):
+                memo[2] = served + stop - j
                 if not reverse:
                     out += enc[bounds[j]:bounds[stop]]
                 else:
