@@ -129,6 +129,10 @@ def _store(ctx, k: bytes, value: bytes, keep_ttl: bool = False, when_ms=None) ->
 def set_(ctx, argv):
     """SET key value [NX | XX] [GET] [EX seconds | PX milliseconds |
   EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""
+    if len(argv) == 3:  # the common plain SET: nothing to parse or to test
+        ctx.db.get(argv[1])  # Redis looks the key up first: an expired one counts as expired
+        _store(ctx, argv[1], argv[2])
+        return OK
     flags, expire_flag, expire_arg = _parse_extended(argv, 3, for_set=True)
     when = _expire_at(ctx, "set", expire_flag, expire_arg) if expire_flag else None
     db = ctx.db
