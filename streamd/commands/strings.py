@@ -1,5 +1,6 @@
 """String commands: GET, SET, SETNX, SETEX, PSETEX, MGET, MSET, MSETNX, GETDEL, GETEX,
-APPEND, STRLEN, the INCR/DECR family, INCRBYFLOAT, GETRANGE (and SUBSTR), SETRANGE, LCS.
+DIGEST, APPEND, STRLEN, the INCR/DECR family, INCRBYFLOAT, GETRANGE (and SUBSTR), SETRANGE,
+LCS.
 
 Applications keep checkpoints and dedup keys in strings next to their streams.
 """
@@ -9,6 +10,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+
+from xxhash import xxh3_64_intdigest
 
 from ..protocol.replies import OK, Map
 from ..store.keyspace import EV_GENERIC, EV_STRING
@@ -104,6 +107,11 @@ def _store(ctx, k: bytes, value: bytes, keep_ttl: bool = False, when_ms=None) ->
         db.notify(EV_STRING, b"set", k)
         if when_ms is not None:
             db.notify(EV_GENERIC, b"expire", k)
+
+
+def digest_of(value) -> bytes:
+    """DIGEST's reply: the XXH3 64-bit hash of a string as 16 lower-case hex digits."""
+    return b"%016x" % xxh3_64_intdigest(value)
 
 
 @command("set", -3, "write denyoom", _ONE_KEY,
@@ -301,6 +309,19 @@ def strlen(ctx, argv):
     """STRLEN key"""
     value = K.lookup_read(ctx.db, argv[1], K.STRING)
     return 0 if value is None else len(value)
+
+
+@command("digest", 2, "readonly fast", _ONE_KEY,
+         key_flags="RO access", group="string", since="8.4.0",
+         summary="Returns the XXH3 hash of a string value.",
+         complexity="O(N) where N is the length of the string value.", args=(key(),),
+         pure=True)
+def digest(ctx, argv):
+    """DIGEST key
+
+    The value's XXH3 64-bit hash as 16 hex digits (leading zeros kept), or null."""
+    value = K.lookup_read(ctx.db, argv[1], K.STRING)
+    return None if value is None else digest_of(value)
 
 
 @command("getrange", 4, "readonly", _ONE_KEY,
