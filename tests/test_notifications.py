@@ -112,6 +112,24 @@ def test_string_and_generic_events(events):
     assert got == STRING_AND_GENERIC
 
 
+# The string commands of Redis 8.4, run in order from an empty database. Not recorded (no
+# 8.4 server here): SET with a condition announces as a SET that goes through; nothing when
+# the condition fails or the key is missing.
+STRING_84 = [
+    (("SET", "c", "1"), both("c", "new", "set")),
+    (("SET", "c", "2", "IFEQ", "1", "EX", "100"), both("c", "set", "expire")),
+    (("SET", "c", "3", "IFEQ", "1"), []),
+    (("SET", "c2", "1", "IFNE", "x"), both("c2", "new", "set")),
+    (("SET", "c3", "1", "IFEQ", "x"), []),
+]
+
+
+@pytest.mark.min_redis("8.4")
+def test_string_84_events(events):
+    got = [(cmd, events(*cmd)) for cmd, _ in STRING_84]
+    assert got == STRING_84
+
+
 BITMAP = [
     (("SETBIT", "b", "3", "1"), both("b", "new", "setbit")),
     (("SETBIT", "b", "3", "1"), []),  # the bit was already set

@@ -13,7 +13,11 @@ import pytest
 import redis
 import xxhash
 
-pytestmark = pytest.mark.min_redis("8.4")
+from tests.conftest import dirty_changes, watch_broken
+
+pytestmark = [pytest.mark.min_redis("8.4"),
+              # redis-py 8.1 calls its methods for these commands experimental
+              pytest.mark.filterwarnings("ignore:Call to:UserWarning")]
 
 RE = redis.ResponseError
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -82,3 +86,148 @@ def test_digest_counts_as_a_read(r):
     r.set("k", "v")
     assert counted(r, "DIGEST", "k") == (1, 0)
     assert counted(r, "DIGEST", "nokey") == (0, 1)
+
+
+# --- SET IFEQ / IFNE / IFDEQ / IFDNE -----------------------------------------------------
+
+def test_set_ifeq_ifne(r):
+    r.set("k", "hello")
+    assert cmd(r, "SET", "k", "world", "IFEQ", "hello") is True
+    assert r.get("k") == b"world"
+    assert cmd(r, "SET", "k", "x", "IFEQ", "hello") is None
+    assert cmd(r, "SET", "k", "x", "IFNE", "world") is None
+    assert r.get("k") == b"world"
+    assert cmd(r, "SET", "k", "x", "ifne", "other") is True
+    assert r.get("k") == b"x"
+    # A missing key: not equal to anything, so IFEQ never creates it and IFNE always does.
+    assert cmd(r, "SET", "new", "v", "IFEQ", "v") is None
+    assert r.exists("new") == 0
+    assert cmd(r, "SET", "new", "v", "IfNe", "v") is True
+    assert r.get("new") == b"v"
+    # The empty string is a value like any other.
+    r.set("e", "")
+    assert cmd(r, "SET", "e", "v", "IFNE", "") is None
+    assert cmd(r, "SET", "e", "v", "IFEQ", "") is True
+
+
+def test_set_ifeq_compares_a_string_edited_in_place(r):
+    r.set("k", "12")
+    r.append("k", "34")
+    assert cmd(r, "SET", "k", "x", "IFEQ", "123") is None
+    assert cmd(r, "SET", "k", "x", "IFEQ", "1234") is True
+    r.set("n", "12345")  # an integer-looking string compares as its text
+    assert cmd(r, "SET", "n", "x", "IFEQ", "12345") is True
+
+
+def test_set_ifdeq_ifdne(r):
+    r.set("k", "hello")
+    d = digest(b"hello")
+    other = digest(b"other")
+    assert cmd(r, "SET", "k", "v1", "IFDEQ", other) is None
+    assert cmd(r, "SET", "k", "v1", "IFDEQ", d) is True
+    assert cmd(r, "SET", "k", "v2", "IFDNE", digest(b"v1")) is None
+    assert cmd(r, "SET", "k", "v2", "IFDNE", other) is True
+    # The hex digits compare without regard to case.
+    assert cmd(r, "SET", "k", "v3", "IFDEQ", digest(b"v2").upper()) is True
+    assert cmd(r, "SET", "k", "v4", "IFDNE", digest(b"v3").upper()) is None
+    assert r.get("k") == b"v3"
+
+
+def test_set_digest_must_have_16_characters(r):
+    r.set("k", "v")
+    d = digest(b"v").decode()
+    for bad in (d[1:], "0" + d, ""):
+        assert err(r, "SET", "k", "x", "IFDEQ", bad) == BAD_DIGEST
+        assert err(r, "SET", "k", "x", "IFDNE", bad) == BAD_DIGEST
+    assert r.get("k") == b"v"
+    # Only the length is checked: 16 other characters are a digest that never matches.
+    assert cmd(r, "SET", "k", "x", "IFDEQ", "zzzzzzzzzzzzzzzz") is None
+    assert cmd(r, "SET", "k", "x", "IFDNE", "zzzzzzzzzzzzzzzz") is True
+    # A missing key is decided before the digest is looked at.
+    assert cmd(r, "SET", "m", "x", "IFDEQ", "123") is None
+    assert cmd(r, "SET", "m", "x", "IFDNE", "123") is True
+    assert r.get("m") == b"x"
+
+
+def test_set_condition_with_get(r, wire):
+    # GET replies with the old value whether or not the condition let the write through.
+    r.set("k", "v1")
+    assert wire("SET", "k", "v2", "IFEQ", "v1", "GET") == b"$2\r\nv1\r\n"
+    assert wire("SET", "k", "v3", "GET", "IFEQ", "nope") == b"$2\r\nv2\r\n"
+    assert r.get("k") == b"v2"
+    assert wire("SET", "k", "v3", "IFDNE", digest(b"v2"), "GET") == b"$2\r\nv2\r\n"
+    assert r.get("k") == b"v2"
+    assert wire("SET", "new", "v", "IFNE", "x", "GET") == b"$-1\r\n"
+    assert r.get("new") == b"v"
+    assert wire("SET", "new2", "v", "IFEQ", "x", "GET") == b"$-1\r\n"
+    assert r.exists("new2") == 0
+
+
+def test_set_condition_with_expiry(r):
+    r.set("k", "v", ex=1000)
+    assert cmd(r, "SET", "k", "w", "IFEQ", "v", "EX", "100") is True
+    assert 99 <= r.ttl("k") <= 100
+    assert cmd(r, "SET", "k", "x", "IFEQ", "w", "KEEPTTL") is True
+    assert 99 <= r.ttl("k") <= 100
+    assert cmd(r, "SET", "k", "y", "PX", "5000", "IFEQ", "nope") is None  # nothing changes
+    assert 99 <= r.ttl("k") <= 100
+    assert cmd(r, "SET", "k", "y", "IFNE", "nope") is True  # a plain SET drops the TTL
+    assert r.ttl("k") == -1
+    # The expiry argument is checked before the key is looked at.
+    assert err(r, "SET", "k", "z", "IFEQ", "nope", "EX", "0") == \
+        "invalid expire time in 'set' command"
+
+
+@pytest.mark.parametrize("args", [
+    ["NX", "IFEQ", "v"], ["IFEQ", "v", "NX"], ["XX", "IFNE", "v"], ["IFDEQ", "0" * 16, "XX"],
+    ["IFEQ", "a", "IFNE", "b"], ["IFDEQ", "0" * 16, "IFDNE", "0" * 16],
+    ["IFEQ", "a", "IFDEQ", "0" * 16], ["IFEQ"], ["GET", "IFDNE"], ["IFEQX", "v"],
+], ids=lambda a: "-".join(a)[:24])
+def test_set_conditions_are_exclusive(r, args):
+    r.set("k", "v")
+    assert err(r, "SET", "k", "x", *args) == "syntax error"
+    assert r.get("k") == b"v"
+    assert cmd(r, "SET", "k", "x", "IFEQ", "v") is True  # one condition alone is taken
+
+
+def test_set_condition_repeated_takes_the_last_value(r):
+    r.set("k", "b")
+    assert cmd(r, "SET", "k", "x", "IFEQ", "a", "IFEQ", "b") is True
+    assert cmd(r, "SET", "k", "y", "IFEQ", "x", "IFEQ", "b") is None
+
+
+def test_set_condition_on_another_type(r):
+    r.hset("h", "f", "v")
+    for args in (["IFEQ", "v"], ["IFNE", "v"], ["IFDEQ", "0" * 16], ["IFDNE", "short"],
+                 ["IFEQ", "v", "GET"]):
+        assert err(r, "SET", "h", "x", *args) == WRONGTYPE, args
+    assert r.type("h") == b"hash"
+
+
+def test_set_condition_lookups_count_as_reads(r):
+    # Redis reads the current value for the comparison with a read lookup: a hit on an
+    # existing key, on top of the one GET counts; a missing key is not read again.
+    r.set("k", "v")
+    assert counted(r, "SET", "k", "v", "IFEQ", "nope") == (1, 0)
+    assert counted(r, "SET", "k", "v", "IFNE", "nope") == (1, 0)
+    assert counted(r, "SET", "k", "v", "IFDEQ", "0" * 16, "GET") == (2, 0)
+    assert counted(r, "SET", "m", "v", "IFNE", "x") == (0, 0)
+    assert counted(r, "SET", "m2", "v", "IFEQ", "x", "GET") == (0, 1)
+
+
+def test_set_condition_events_watch_and_dirty(r, make_client):
+    r.set("k", "v")
+    assert dirty_changes(r, [("SET", "k", "w", "IFEQ", "nope"), ("SET", "k", "w", "IFEQ", "v"),
+                             ("SET", "m", "v", "IFEQ", "x")]) == [
+        (("SET", "k", "w", "IFEQ", "nope"), 0), (("SET", "k", "w", "IFEQ", "v"), 1),
+        (("SET", "m", "v", "IFEQ", "x"), 0)]
+    assert not watch_broken(make_client, "k", lambda: r.set("k", "x", ifeq="nope"))
+    assert watch_broken(make_client, "k", lambda: r.set("k", "x", ifeq="w"))
+
+
+def test_set_condition_key_flags(call):
+    # The value is read for the comparison, not returned: RW without ACCESS (GET adds it).
+    assert call("COMMAND", "GETKEYSANDFLAGS", "SET", "k", "v", "IFEQ", "v") == \
+        [[b"k", [b"RW", b"update"]]]
+    assert call("COMMAND", "GETKEYSANDFLAGS", "SET", "k", "v", "IFDNE", "d", "GET") == \
+        [[b"k", [b"RW", b"access", b"update"]]]

@@ -100,6 +100,16 @@ def test_set_syntax_errors(r):
     assert r.exists("k") == 0
 
 
+def test_set_nx_and_xx_may_repeat(r, call):
+    # Recorded from Redis 7.0.15; the conditions Redis 8.4 added beside NX and XX leave
+    # this as it was.
+    assert call("SET", "k", "v", "NX", "NX") == b"OK"
+    assert call("SET", "k", "v2", "XX", "XX", "GET") == b"v"
+    assert call("SET", "k", "v3", "NX", "GET", "NX") == b"v2"
+    assert r.get("k") == b"v2"
+    assert err(cmd, r, "SET", "k", "v", "NX", "XX", "NX") == "syntax error"
+
+
 def test_set_invalid_expire(r):
     invalid = "invalid expire time in 'set' command"
     for args in (["EX", "0"], ["EX", "-1"], ["PX", "0"], ["EXAT", "0"], ["PXAT", "-5"],

@@ -42,6 +42,7 @@ def _read_string(db, k: bytes):
 # --- SET and its options -----------------------------------------------------------------
 
 _NX, _XX, _GET, _KEEPTTL, _PERSIST, _EX, _PX, _EXAT, _PXAT = (1 << i for i in range(9))
+_IFEQ, _IFNE, _IFDEQ, _IFDNE = (1 << i for i in range(9, 13))
 _EXPIRES = _EX | _PX | _EXAT | _PXAT
 _UNITS = {_EX: (1000, False), _PX: (1, False), _EXAT: (1000, True), _PXAT: (1, True)}
 # For each expiry option, the options it may not follow (Redis accepts a repeat of itself).
@@ -50,20 +51,31 @@ _EXPIRE_CONFLICTS = {_EX: _KEEPTTL | _PERSIST | _EXAT | _PX | _PXAT,
                      _EXAT: _KEEPTTL | _PERSIST | _EX | _PX | _PXAT,
                      _PXAT: _KEEPTTL | _PERSIST | _EX | _EXAT | _PX}
 _EXPIRE_WORDS = {b"EX": _EX, b"PX": _PX, b"EXAT": _EXAT, b"PXAT": _PXAT}
+# SET's compare conditions (8.4): one of them at most, and none with NX or XX; each may be
+# repeated, the last value counting, as NX and XX may.
+_IF_WORDS = {b"IFEQ": _IFEQ, b"IFNE": _IFNE, b"IFDEQ": _IFDEQ, b"IFDNE": _IFDNE}
+_IFS = _IFEQ | _IFNE | _IFDEQ | _IFDNE
+_CONDITIONS = _NX | _XX | _IFS
+_NX_CONFLICTS, _XX_CONFLICTS = _CONDITIONS & ~_NX, _CONDITIONS & ~_XX
+# word -> (its flag, the flags it may not join)
+_IF_OPTIONS = {w: (f, _CONDITIONS & ~f) for w, f in _IF_WORDS.items()}
+_DIGEST_LEN = 16
+BAD_DIGEST = "ERR must be exactly 16 hexadecimal characters"
 
 
 def _parse_extended(argv, start: int, for_set: bool):
-    """Redis parseExtendedStringArgumentsOrReply: (flags, expiry flag, expiry argument)."""
+    """Redis parseExtendedStringArgumentsOrReply: (flags, expiry flag, expiry argument,
+    the IFEQ/IFNE/IFDEQ/IFDNE argument)."""
     flags = 0
-    expire_flag, expire_arg = 0, None
+    expire_flag, expire_arg, match = 0, None, None
     j = start
     n = len(argv)
     while j < n:
         word = argv[j].upper()
         has_next = j + 1 < n
-        if word == b"NX" and for_set and not flags & _XX:
+        if word == b"NX" and for_set and not flags & _NX_CONFLICTS:
             flags |= _NX
-        elif word == b"XX" and for_set and not flags & _NX:
+        elif word == b"XX" and for_set and not flags & _XX_CONFLICTS:
             flags |= _XX
         elif word == b"GET" and for_set:
             flags |= _GET
@@ -77,10 +89,15 @@ def _parse_extended(argv, start: int, for_set: bool):
             flags |= expire_flag
             expire_arg = argv[j + 1]
             j += 1
+        elif word in _IF_OPTIONS and has_next and for_set and \
+                not flags & _IF_OPTIONS[word][1]:
+            flags |= _IF_OPTIONS[word][0]
+            match = argv[j + 1]
+            j += 1
         else:
             raise CommandError(E.SYNTAX)
         j += 1
-    return flags, expire_flag, expire_arg
+    return flags, expire_flag, expire_arg, match
 
 
 def _expire_at(ctx, name: str, expire_flag: int, arg: bytes) -> int:
@@ -114,6 +131,19 @@ def digest_of(value) -> bytes:
     return b"%016x" % xxh3_64_intdigest(value)
 
 
+def _matches(flags: int, value, match: bytes) -> bool:
+    """Whether a string ``value`` passes an IFEQ/IFNE/IFDEQ/IFDNE ``match``. A digest must
+    be 16 characters (Redis checks only the length: other characters simply never match)
+    and compares without regard to case."""
+    if flags & (_IFEQ | _IFNE):
+        equal = value == match  # bytes or StrBuf alike
+        return equal if flags & _IFEQ else not equal
+    if len(match) != _DIGEST_LEN:
+        raise CommandError(BAD_DIGEST)
+    equal = digest_of(value) == match.lower()
+    return equal if flags & _IFDEQ else not equal
+
+
 @command("set", -3, "write denyoom", _ONE_KEY,
          key_flags="RW access update variable_flags",
          key_notes="RW and ACCESS due to the optional `GET` argument", group="string",
@@ -121,7 +151,12 @@ def digest_of(value) -> bytes:
          summary="Sets the string value of a key, ignoring its type. The key is created if "
                  "it doesn't exist.", complexity="O(1)",
          args=(key(), string("value"),
-               oneof("condition", token("NX"), token("XX"), optional=True, since="2.6.12"),
+               oneof("condition", token("NX"), token("XX"),
+                     string("ifeq-value", token="IFEQ", since="8.4.0"),
+                     string("ifne-value", token="IFNE", since="8.4.0"),
+                     string("ifdeq-digest", token="IFDEQ", since="8.4.0"),
+                     string("ifdne-digest", token="IFDNE", since="8.4.0"),
+                     optional=True, since="2.6.12"),
                token("GET", optional=True, since="6.2.0"),
                oneof("expiration", integer("seconds", token="EX", since="2.6.12"),
                      integer("milliseconds", token="PX", since="2.6.12"),
@@ -133,15 +168,17 @@ def digest_of(value) -> bytes:
              ("6.0.0", "Added the `KEEPTTL` option."),
              ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."),
              ("7.0.0", "Allowed the `NX` and `GET` options to be used together."),
+             ("8.4.0", "Added 'IFEQ', 'IFNE', 'IFDEQ', 'IFDNE' options."),
          ))
 def set_(ctx, argv):
-    """SET key value [NX | XX] [GET] [EX seconds | PX milliseconds |
+    """SET key value [NX | XX | IFEQ ifeq-value | IFNE ifne-value |
+  IFDEQ ifdeq-digest | IFDNE ifdne-digest] [GET] [EX seconds | PX milliseconds |
   EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""
     if len(argv) == 3:  # the common plain SET: nothing to parse or to test
         ctx.db.get(argv[1])  # Redis looks the key up first: an expired one counts as expired
         _store(ctx, argv[1], argv[2])
         return OK
-    flags, expire_flag, expire_arg = _parse_extended(argv, 3, for_set=True)
+    flags, expire_flag, expire_arg, match = _parse_extended(argv, 3, for_set=True)
     when = _expire_at(ctx, "set", expire_flag, expire_arg) if expire_flag else None
     db = ctx.db
     k = argv[1]
@@ -152,15 +189,26 @@ def set_(ctx, argv):
         found = db.get(k) is not None
     if (flags & _NX and found) or (flags & _XX and not found):
         return old if flags & _GET else None
+    if flags & _IFS:
+        if not found:
+            if flags & (_IFEQ | _IFDEQ):
+                return old if flags & _GET else None
+        # Redis looks the key up again to compare, as a read: one more keyspace hit.
+        elif not _matches(flags, K.lookup_read(db, k, K.STRING), match):
+            return old if flags & _GET else None
     _store(ctx, k, argv[2], keep_ttl=bool(flags & _KEEPTTL), when_ms=when)
     return old if flags & _GET else OK
 
 
 def _set_key_flags(argv) -> str:
-    # Redis's variable flags for SET: with GET the old value is read, otherwise the key is
-    # only overwritten (any GET after the value counts, whatever else it is mixed with).
-    if any(a.upper() == b"GET" for a in argv[3:]):
+    # Redis's variable flags for SET: with GET the old value is read; with a compare
+    # condition it is read but not returned; otherwise the key is only overwritten. Any
+    # such word after the value counts, whatever else it is mixed with.
+    words = {a.upper() for a in argv[3:]}
+    if b"GET" in words:
         return "RW access update"
+    if words & _IF_WORDS.keys():
+        return "RW update"
     return "OW update"
 
 
@@ -281,7 +329,7 @@ def getdel(ctx, argv):
 def getex(ctx, argv):
     """GETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds |
   PXAT unix-time-milliseconds | PERSIST]"""
-    flags, expire_flag, expire_arg = _parse_extended(argv, 2, for_set=False)
+    flags, expire_flag, expire_arg, _ = _parse_extended(argv, 2, for_set=False)
     db = ctx.db
     k = argv[1]
     value = _read_string(db, k)
