@@ -113,7 +113,7 @@ def test_string_and_generic_events(events):
 
 
 # The string commands of Redis 8.4, run in order from an empty database. Not recorded (no
-# 8.4 server here): SET with a condition announces as a SET that goes through; nothing when
+# 8.4 server here): SET and DELEX announce as a SET or a DEL that goes through; nothing when
 # the condition fails or the key is missing.
 STRING_84 = [
     (("SET", "c", "1"), both("c", "new", "set")),
@@ -121,6 +121,11 @@ STRING_84 = [
     (("SET", "c", "3", "IFEQ", "1"), []),
     (("SET", "c2", "1", "IFNE", "x"), both("c2", "new", "set")),
     (("SET", "c3", "1", "IFEQ", "x"), []),
+    (("DELEX", "c", "IFNE", "2"), []),
+    (("DELEX", "c", "IFEQ", "2"), both("c", "del")),
+    (("DELEX", "c", "IFEQ", "2"), []),
+    (("DELEX", "c2"), both("c2", "del")),
+    (("DELEX", "c2"), []),
 ]
 
 

@@ -231,3 +231,81 @@ def test_set_condition_key_flags(call):
         [[b"k", [b"RW", b"update"]]]
     assert call("COMMAND", "GETKEYSANDFLAGS", "SET", "k", "v", "IFDNE", "d", "GET") == \
         [[b"k", [b"RW", b"access", b"update"]]]
+
+
+# --- DELEX -------------------------------------------------------------------------------
+
+def test_delex_without_condition_is_del(r):
+    r.set("s", "v")
+    r.hset("h", "f", "v")
+    assert cmd(r, "DELEX", "s") == 1
+    assert cmd(r, "DELEX", "h") == 1  # any type
+    assert cmd(r, "DELEX", "s") == 0
+    assert r.exists("s", "h") == 0
+
+
+def test_delex_conditions(r):
+    r.set("k", "hello")
+    assert cmd(r, "DELEX", "k", "IFEQ", "world") == 0
+    assert cmd(r, "DELEX", "k", "IFNE", "hello") == 0
+    assert cmd(r, "DELEX", "k", "IFDEQ", digest(b"world")) == 0
+    assert cmd(r, "DELEX", "k", "IFDNE", digest(b"hello").upper()) == 0
+    assert r.get("k") == b"hello"
+    assert cmd(r, "DELEX", "k", "ifeq", "hello") == 1
+    for args in (["IFNE", "x"], ["IFDEQ", digest(b"hello")], ["IfDnE", digest(b"x")]):
+        r.set("k", "hello")
+        assert cmd(r, "DELEX", "k", *args) == 1, args
+        assert r.exists("k") == 0
+    for args in (["IFEQ", "x"], ["IFNE", "x"], ["IFDEQ", "0" * 16], ["IFDNE", "0" * 16]):
+        assert cmd(r, "DELEX", "nokey", *args) == 0  # a missing key is never deleted
+
+
+def test_delex_compares_a_string_edited_in_place(r):
+    r.set("k", "ab")
+    r.append("k", "cd")
+    assert cmd(r, "DELEX", "k", "IFEQ", "abc") == 0
+    assert cmd(r, "DELEX", "k", "IFDEQ", digest(b"abcd")) == 1
+
+
+def test_delex_errors(r):
+    r.set("k", "v")
+    arity = "wrong number of arguments for 'delex' command"
+    assert err(r, "DELEX") == arity
+    assert err(r, "DELEX", "k", "IFEQ") == arity
+    assert err(r, "DELEX", "nokey", "IFEQ") == arity  # checked before the key is looked up
+    assert err(r, "DELEX", "k", "IFEQ", "v", "extra") == arity
+    assert err(r, "DELEX", "k", "IFDEQ", "123") == BAD_DIGEST
+    assert err(r, "DELEX", "k", "IFDNE", "0" * 17) == BAD_DIGEST
+    assert err(r, "DELEX", "k", "IF", "v") == "Invalid condition"
+    # The key comes before the condition word: missing is 0, another type an error.
+    assert cmd(r, "DELEX", "nokey", "IF", "v") == 0
+    assert cmd(r, "DELEX", "nokey", "IFDEQ", "123") == 0
+    r.xadd("l", {"f": "v"})
+    for args in (["IFEQ", "v"], ["IFDNE", "x"], ["IF", "v"]):
+        assert err(r, "DELEX", "l", *args) == \
+            "WRONGTYPE Operation against a key holding the wrong kind of value"
+    assert r.get("k") == b"v" and r.exists("l") == 1
+
+
+def test_delex_with_condition_counts_as_a_read(r):
+    r.set("k", "v")
+    assert counted(r, "DELEX", "k", "IFEQ", "x") == (1, 0)
+    assert counted(r, "DELEX", "nokey", "IFEQ", "x") == (0, 1)
+    assert counted(r, "DELEX", "k") == (0, 0)
+
+
+def test_delex_events_watch_and_dirty(r, make_client):
+    r.set("k", "v")
+    assert dirty_changes(r, [("DELEX", "k", "IFEQ", "x"), ("DELEX", "k", "IFEQ", "v"),
+                             ("DELEX", "k")]) == [
+        (("DELEX", "k", "IFEQ", "x"), 0), (("DELEX", "k", "IFEQ", "v"), 1),
+        (("DELEX", "k"), 0)]
+    r.set("k", "v")
+    assert not watch_broken(make_client, "k", lambda: cmd(r, "DELEX", "k", "IFNE", "v"))
+    assert watch_broken(make_client, "k", lambda: cmd(r, "DELEX", "k", "IFEQ", "v"))
+
+
+def test_delex_key_flags(call):
+    assert call("COMMAND", "GETKEYSANDFLAGS", "DELEX", "k") == [[b"k", [b"RM", b"delete"]]]
+    assert call("COMMAND", "GETKEYSANDFLAGS", "DELEX", "k", "IFEQ", "v") == \
+        [[b"k", [b"RW", b"delete"]]]
