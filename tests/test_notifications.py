@@ -115,6 +115,7 @@ def test_string_and_generic_events(events):
 # The string commands of Redis 8.4, run in order from an empty database. Not recorded (no
 # 8.4 server here): SET and DELEX announce as a SET or a DEL that goes through; nothing when
 # the condition fails or the key is missing.
+# MSETEX announces each key's expire before its set, as Redis's msetexCommand calls them.
 STRING_84 = [
     (("SET", "c", "1"), both("c", "new", "set")),
     (("SET", "c", "2", "IFEQ", "1", "EX", "100"), both("c", "set", "expire")),
@@ -126,6 +127,11 @@ STRING_84 = [
     (("DELEX", "c", "IFEQ", "2"), []),
     (("DELEX", "c2"), both("c2", "del")),
     (("DELEX", "c2"), []),
+    (("MSETEX", "2", "m1", "1", "m2", "2"), both("m1", "new", "set") + both("m2", "new", "set")),
+    (("MSETEX", "2", "m1", "1", "m3", "2", "EX", "100"),
+     both("m1", "expire", "set") + both("m3", "new", "expire", "set")),
+    (("MSETEX", "2", "m1", "1", "m4", "2", "NX"), []),
+    (("MSETEX", "2", "m1", "1", "m4", "2", "XX"), []),
 ]
 
 

@@ -9,6 +9,8 @@ Redis 7.0 the suite can also run against.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import redis
 import xxhash
@@ -309,3 +311,118 @@ def test_delex_key_flags(call):
     assert call("COMMAND", "GETKEYSANDFLAGS", "DELEX", "k") == [[b"k", [b"RM", b"delete"]]]
     assert call("COMMAND", "GETKEYSANDFLAGS", "DELEX", "k", "IFEQ", "v") == \
         [[b"k", [b"RW", b"delete"]]]
+
+
+# --- MSETEX ------------------------------------------------------------------------------
+
+def test_msetex_sets_every_pair(r):
+    r.set("a", "old", ex=100)
+    r.hset("h", "f", "v")
+    assert cmd(r, "MSETEX", "3", "a", "1", "b", "2", "h", "3") == 1
+    assert r.mget("a", "b", "h") == [b"1", b"2", b"3"]  # any type is overwritten
+    assert r.ttl("a") == -1  # as MSET: the old TTL goes
+    assert cmd(r, "MSETEX", "2", "a", "x", "a", "y") == 1  # the last value wins
+    assert r.get("a") == b"y"
+
+
+@pytest.mark.parametrize("opt, arg, low, high", [
+    ("EX", lambda: "100", 99_000, 100_000),
+    ("PX", lambda: "100000", 99_000, 100_000),
+    ("EXAT", lambda: str(int(time.time()) + 100), 98_000, 100_000),
+    ("PXAT", lambda: str(int(time.time() * 1000) + 100_000), 99_000, 100_000),
+])
+def test_msetex_expiry(r, opt, arg, low, high):
+    assert cmd(r, "MSETEX", "2", "a", "1", "b", "2", opt, arg()) == 1
+    for k in ("a", "b"):
+        assert low <= r.pttl(k) <= high
+
+
+def test_msetex_keepttl(r):
+    r.set("a", "old", ex=100)
+    assert cmd(r, "MSETEX", "2", "a", "1", "b", "2", "KEEPTTL") == 1
+    assert 99 <= r.ttl("a") <= 100
+    assert r.ttl("b") == -1
+    assert r.mget("a", "b") == [b"1", b"2"]
+
+
+def test_msetex_nx_xx(r):
+    r.set("a", "old")
+    assert cmd(r, "MSETEX", "2", "a", "1", "b", "2", "NX") == 0
+    assert cmd(r, "MSETEX", "2", "a", "1", "b", "2", "XX", "EX", "10") == 0
+    assert r.mget("a", "b") == [b"old", None]
+    assert r.ttl("a") == -1
+    assert cmd(r, "MSETEX", "2", "b", "1", "c", "2", "EX", "10", "NX") == 1
+    assert cmd(r, "MSETEX", "2", "a", "x", "b", "y", "xx") == 1
+    assert r.mget("a", "b", "c") == [b"x", b"y", b"2"]
+
+
+@pytest.mark.parametrize("args, error", [
+    (["x", "a", "1"], "invalid numkeys value"),
+    (["0", "a", "1"], "invalid numkeys value"),
+    (["-1", "a", "1"], "invalid numkeys value"),
+    (["2147483648", "a", "1"], "invalid numkeys value"),
+    (["2147483647", "a", "1"], "wrong number of key-value pairs"),
+    (["2", "a", "1", "b"], "wrong number of key-value pairs"),
+    (["2", "a", "1", "b", "2", "3"], "syntax error"),
+    (["1", "a", "1", "FOO"], "syntax error"),
+    (["1", "a", "1", "NX", "XX"], "syntax error"),
+    (["1", "a", "1", "EX", "10", "PX", "10"], "syntax error"),
+    (["1", "a", "1", "KEEPTTL", "EX", "10"], "syntax error"),
+    (["1", "a", "1", "GET"], "syntax error"),
+    (["1", "a", "1", "IFEQ", "1"], "syntax error"),
+    (["1", "a", "1", "EX"], "syntax error"),
+    (["1", "a", "1", "EX", "0"], "invalid expire time in 'msetex' command"),
+    (["1", "a", "1", "PX", "abc"], "value is not an integer or out of range"),
+    (["1", "a"], "wrong number of arguments for 'msetex' command"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_msetex_errors(r, args, error):
+    assert err(r, "MSETEX", *args) == error
+    assert r.exists("a") == 0
+
+
+def test_msetex_lookups_events_and_dirty(r, make_client):
+    r.set("a", "old")
+    # Redis checks XX with read lookups (it stops at the first missing key), NX with
+    # write lookups that count nothing.
+    assert counted(r, "MSETEX", "3", "a", "1", "m", "2", "n", "3", "XX") == (1, 1)
+    assert counted(r, "MSETEX", "2", "a", "1", "m", "2", "NX") == (0, 0)
+    assert dirty_changes(r, [("MSETEX", "2", "a", "1", "b", "2", "EX", "10"),
+                             ("MSETEX", "2", "a", "1", "c", "2", "NX")]) == [
+        (("MSETEX", "2", "a", "1", "b", "2", "EX", "10"), 2),
+        (("MSETEX", "2", "a", "1", "c", "2", "NX"), 0)]
+    assert watch_broken(make_client, "b", lambda: cmd(r, "MSETEX", "1", "b", "x"))
+
+
+def test_msetex_command_info_and_getkeys(call):
+    info = call.resp3("COMMAND", "INFO", "MSETEX")[0]
+    assert info[:2] == [b"msetex", -4] and info[3:6] == [0, 0, 0]
+    assert set(info[2]) == {b"write", b"denyoom", b"movablekeys"}
+    spec = info[8][0]
+    spec[b"flags"] = set(spec[b"flags"])
+    assert info[8] == [{b"flags": {b"OW", b"update"},
+                        b"begin_search": {b"type": b"index", b"spec": {b"index": 1}},
+                        b"find_keys": {b"type": b"keynum", b"spec": {
+                            b"keynumidx": 0, b"firstkey": 1, b"keystep": 2}}}]
+    assert call("COMMAND", "GETKEYS", "MSETEX", "2", "a", "1", "b", "2", "EX", "1") == \
+        [b"a", b"b"]
+    for bad in ("3", "x", "0"):
+        with pytest.raises(RE, match="Invalid arguments specified for command"):
+            call("COMMAND", "GETKEYS", "MSETEX", bad, "a", "1", "b", "2")
+
+
+# --- through redis-py's own methods ------------------------------------------------------
+
+def test_redis_py_methods(r):
+    r.set("k", "hello")
+    d = r.digest("k")
+    assert d == digest(b"hello")
+    assert r.set("k", "world", ifeq="hello") is True
+    assert r.set("k", "x", ifdeq=d) is None
+    assert r.set("k", "x", ifdne=d, get=True) == b"world"
+    assert r.delex("k", ifne="x") == 0
+    assert r.delex("k", ifdeq=r.digest("k")) == 1
+    assert r.msetex({"a": 1, "b": 2}, ex=50) == 1
+    assert 49 <= r.ttl("b") <= 50
+    assert r.msetex({"a": 3, "c": 4}, data_persist_option=redis.commands.core
+                    .DataPersistOptions.NX) == 0
+    assert r.mget("a", "c") == [b"1", None]

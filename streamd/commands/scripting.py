@@ -114,7 +114,7 @@ _RO_NOTES = ("We cannot tell how the keys will be used so we assume the worst, "
              "RO and ACCESS flags")
 
 
-@command("eval", -3, "noscript stale skip_monitor no_mandatory_keys", numkeys_at=2,
+@command("eval", -3, "noscript stale skip_monitor no_mandatory_keys", numkeys_keys=(2, 0, 1, 1),
          key_flags="RW access update", key_notes=_RW_NOTES, group="scripting",
          since="2.6.0", summary="Executes a server-side Lua script.",
          complexity="Depends on the script that is executed.", args=_EVAL_ARGS)
@@ -126,7 +126,7 @@ def eval_(ctx, argv):
 
 
 @command("eval_ro", -3, "readonly noscript stale skip_monitor no_mandatory_keys",
-         numkeys_at=2, key_flags="RO access", key_notes=_RO_NOTES, flag_acl=False,
+         numkeys_keys=(2, 0, 1, 1), key_flags="RO access", key_notes=_RO_NOTES, flag_acl=False,
          group="scripting", since="7.0.0",
          summary="Executes a read-only server-side Lua script.",
          complexity="Depends on the script that is executed.", args=_EVAL_ARGS)
@@ -158,7 +158,7 @@ def _check_numkeys(argv) -> None:
         raise CommandError("ERR Number of keys can't be negative")
 
 
-@command("evalsha", -3, "noscript stale skip_monitor no_mandatory_keys", numkeys_at=2,
+@command("evalsha", -3, "noscript stale skip_monitor no_mandatory_keys", numkeys_keys=(2, 0, 1, 1),
          key_flags="RW access update", group="scripting", since="2.6.0",
          summary="Executes a server-side Lua script by SHA1 digest.",
          complexity="Depends on the script that is executed.", args=_EVALSHA_ARGS)
@@ -169,7 +169,7 @@ def evalsha(ctx, argv):
 
 
 @command("evalsha_ro", -3, "readonly noscript stale skip_monitor no_mandatory_keys",
-         numkeys_at=2, key_flags="RO access", flag_acl=False, group="scripting",
+         numkeys_keys=(2, 0, 1, 1), key_flags="RO access", flag_acl=False, group="scripting",
          since="7.0.0", summary="Executes a read-only server-side Lua script by SHA1 digest.",
          complexity="Depends on the script that is executed.", args=_EVALSHA_ARGS)
 def evalsha_ro(ctx, argv):

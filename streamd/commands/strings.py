@@ -1,6 +1,6 @@
-"""String commands: GET, SET, SETNX, SETEX, PSETEX, MGET, MSET, MSETNX, GETDEL, GETEX,
-DELEX, DIGEST, APPEND, STRLEN, the INCR/DECR family, INCRBYFLOAT, GETRANGE (and SUBSTR),
-SETRANGE, LCS.
+"""String commands: GET, SET, SETNX, SETEX, PSETEX, MGET, MSET, MSETNX, MSETEX, GETDEL,
+GETEX, DELEX, DIGEST, APPEND, STRLEN, the INCR/DECR family, INCRBYFLOAT, GETRANGE (and
+SUBSTR), SETRANGE, LCS.
 
 Applications keep checkpoints and dedup keys in strings next to their streams.
 """
@@ -23,6 +23,9 @@ from .table import TABLE, block, command, integer, key, oneof, string, token, Ar
 
 _ONE_KEY = (1, 1, 1)
 TOO_BIG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+MSETEX_NUMKEYS = "ERR invalid numkeys value"
+MSETEX_PAIRS = "ERR wrong number of key-value pairs"
+_INT_MAX = 2**31 - 1
 # DELEX's replies for a key that is not a string and for an unknown condition word. Redis
 # writes both as plain errors of its own wording, which was not found: its tests expect
 # "ERR" in the first (the usual WRONGTYPE reply has none; its reply schema names WRONGTYPE)
@@ -492,6 +495,60 @@ def msetnx(ctx, argv):
         return 0
     for i in range(1, len(argv), 2):
         _store(ctx, argv[i], argv[i + 1])
+    return 1
+
+
+@command("msetex", -4, "write denyoom", numkeys_keys=(1, 0, 1, 2),
+         tips="request_policy:multi_shard response_policy:all_succeeded",
+         key_flags="OW update", group="string", since="8.4.0",
+         summary="Atomically sets multiple string keys with a shared expiration in a single "
+                 "operation. Supports flexible argument parsing where condition and "
+                 "expiration flags can appear in any order.",
+         complexity="O(N) where N is the number of keys to set.",
+         args=(integer("numkeys"), block("data", key(), string("value"), multiple=True),
+               oneof("condition", token("NX"), token("XX"), optional=True),
+               oneof("expiration", integer("seconds", token="EX"),
+                     integer("milliseconds", token="PX"),
+                     Arg("unix-time-seconds", "unix-time", token="EXAT"),
+                     Arg("unix-time-milliseconds", "unix-time", token="PXAT"),
+                     token("KEEPTTL"), optional=True)))
+def msetex(ctx, argv):
+    """MSETEX numkeys key value [key value ...] [NX | XX] [EX seconds |
+  PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]
+
+    1 when every pair was set, 0 when NX or XX held for not all of the keys (nothing is
+    set then). The pairs are checked against ``numkeys`` before the options are read."""
+    n = parse_int(argv[1], MSETEX_NUMKEYS)
+    if not 1 <= n <= _INT_MAX:
+        raise CommandError(MSETEX_NUMKEYS)
+    end = 2 + 2 * n
+    if end > len(argv):
+        raise CommandError(MSETEX_PAIRS)
+    flags, expire_flag, expire_arg, _ = _parse_extended(argv, end, for_set=True)
+    if flags & (_GET | _IFS):
+        raise CommandError(E.SYNTAX)
+    when = _expire_at(ctx, "msetex", expire_flag, expire_arg) if expire_flag else None
+    db = ctx.db
+    keys = range(2, end, 2)
+    if flags & _NX:
+        if any(db.get(argv[i]) is not None for i in keys):
+            return 0
+    elif flags & _XX:
+        # Redis checks XX with read lookups (keyspace hits and misses), NX with writes.
+        for i in keys:
+            if db.read(argv[i]) is None:
+                return 0
+    keep_ttl = bool(flags & _KEEPTTL)
+    events = db.keyspace.events
+    for i in keys:
+        k = argv[i]
+        db.set(k, K.own_if_unshared(argv[i + 1], ctx.config), keep_ttl=keep_ttl)
+        if when is not None:
+            db.set_expire(k, when, changes=0)  # each pair is one change
+            if events:
+                db.notify(EV_GENERIC, b"expire", k)
+        if events:
+            db.notify(EV_STRING, b"set", k)
     return 1
 
 

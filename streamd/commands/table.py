@@ -104,9 +104,10 @@ class Command:
     key_keyword: str = ""
     keyword_from: int = 0
     keyword_limit: int = 0
-    # Keys counted by an argument (EVAL's ``script numkeys key ...``): that argument's
-    # position; the keys follow it.
-    key_numkeys: int = 0
+    # Keys counted by an argument (MSETEX's ``numkeys``): (where the search starts, the
+    # count's offset from there, the first key's offset, the step between keys). The count
+    # is of keys, each ``step`` arguments apart (MSETEX's step 2 skips each value).
+    key_numkeys: tuple = ()
     # Key-spec flags as Redis declares them ("RW update", "RO access" ...): one string for
     # the single spec, or one per key position from ``first_key`` when each key has its own
     # spec (RENAME's source and destination). Empty: derived from the write flag.
@@ -183,13 +184,6 @@ class Command:
 
     def keys_of(self, argv: list[bytes]) -> list[bytes]:
         """The key arguments of a whole command line."""
-        if self.key_numkeys:
-            at = self.key_numkeys
-            try:
-                n = int(argv[at])
-            except (IndexError, ValueError):
-                return []
-            return argv[at + 1:at + 1 + n] if n > 0 else []
         if self.key_keyword:
             word = self.key_keyword.encode()
             for i in range(self.keyword_from, len(argv)):
@@ -197,6 +191,19 @@ class Command:
                     rest = len(argv) - i - 1
                     return argv[i + 1:i + 1 + rest // self.keyword_limit]
             return []
+        if self.key_numkeys:
+            begin, count_at, first, step = self.key_numkeys
+            if begin + count_at >= len(argv):
+                return []
+            raw = argv[begin + count_at]
+            # Redis's string2ll: plain digits, no sign, space or leading zero.
+            if not raw.isdigit() or raw[0] == 48:
+                return []
+            n = int(raw)
+            start = begin + first
+            if n <= 0 or start + (n - 1) * step >= len(argv):
+                return []  # a count the arguments cannot hold: no keys, as Redis finds none
+            return argv[start:start + n * step:step]
         return [argv[i] for i in self.key_indexes(len(argv)) if i < len(argv)]
 
     # --- COMMAND INFO / DOCS -------------------------------------------------------------
@@ -226,15 +233,16 @@ class Command:
         flags.sort(key=lambda f: _FLAG_ORDER.get(f, len(_FLAG_ORDER)))
         cats = sorted(self.categories, key=lambda c: _CATEGORY_ORDER.get(c, len(_CATEGORY_ORDER)))
         specs = []
-        if self.key_numkeys:
-            specs = [_key_spec(self.spec_flags()[0],
-                               (b"index", [(b"index", self.key_numkeys)]),
-                               (0, 1, 1), self.key_notes, find_type=b"keynum")]
-        elif self.key_keyword:
+        if self.key_keyword:
             specs = [_key_spec(self.spec_flags()[0],
                                (b"keyword", [(b"keyword", self.key_keyword.encode()),
                                              (b"startfrom", self.keyword_from)]),
                                (-1, 1, self.keyword_limit))]
+        elif self.key_numkeys:
+            begin, count_at, first, step = self.key_numkeys
+            specs = [_key_spec(self.spec_flags()[0], (b"index", [(b"index", begin)]),
+                               [(b"keynumidx", count_at), (b"firstkey", first),
+                                (b"keystep", step)], self.key_notes, find_type=b"keynum")]
         elif self.first_key:
             per_key = self.spec_flags()
             if len(per_key) > 1:
@@ -294,16 +302,17 @@ _NOT_FLAGS = frozenset({"slow", "may_replicate"})
 _FLAG_NAMES = {"noauth": "no_auth"}
 
 
-def _key_spec(flags: str, begin: tuple, find: tuple, notes: str = "",
+def _key_spec(flags: str, begin: tuple, find, notes: str = "",
               find_type: bytes = b"range") -> Map:
     """One key spec: ``begin`` is (type, spec pairs), ``find`` a range (lastkey, keystep,
-    limit), or with ``find_type`` keynum (keynumidx, firstkey, keystep)."""
-    names = ((b"keynumidx", b"firstkey", b"keystep") if find_type == b"keynum"
-             else (b"lastkey", b"keystep", b"limit"))
+    limit), or with ``find_type`` b"keynum" the spec's (name, value) pairs."""
+    if find_type == b"range":
+        lastkey, keystep, limit = find
+        find = [(b"lastkey", lastkey), (b"keystep", keystep), (b"limit", limit)]
     return Map([(b"notes", notes.encode())] * bool(notes) + [
         (b"flags", SetReply([Simple(f) for f in flags.split()])),
         (b"begin_search", Map([(b"type", begin[0]), (b"spec", Map(begin[1]))])),
-        (b"find_keys", Map([(b"type", find_type), (b"spec", Map(list(zip(names, find))))])),
+        (b"find_keys", Map([(b"type", find_type), (b"spec", Map(find))])),
     ])
 
 
@@ -321,13 +330,14 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
             deprecated: tuple = (), alone: bool = False, key_flags: tuple | str = (),
             acl: str = "", tips: str = "", key_notes: str = "", spec_last: tuple = (),
             group_acl: bool = True, protected: str = "", history: tuple = (),
-            numkeys_at: int = 0, flag_acl: bool = True):
+            numkeys_keys: tuple = (), flag_acl: bool = True):
     """Register a command (or, with ``container=True``, a container of subcommands).
 
     Used as a decorator on the handler ``handler(ctx, argv) -> reply``; a container is
     registered by calling it without a handler. ``keys`` is (first, last, step);
     ``keyword_keys`` is (keyword, search start, limit) for keys that follow a keyword,
-    which makes the command ``movablekeys``. ``pure`` marks a handler whose only effects
+    which makes the command ``movablekeys``, as does ``numkeys_keys`` (see
+    ``Command.key_numkeys``). ``pure`` marks a handler whose only effects
     are its reply and lazy expiry (no write, no blocking, no client state): a pipelined run
     of it is taken by one loop (``pure_batch``). ``deprecated`` is (deprecated since,
     replaced by), as Redis's command docs give them; it adds the ``deprecated`` doc flag.
@@ -344,11 +354,10 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     names the ``enable-*-command`` config that guards the command (DEBUG): its dispatch
     entry then always takes the dispatcher's checked path, so the guard costs the other
     commands nothing. ``history`` is COMMAND DOCS's list of (version, change) pairs.
-    ``numkeys_at`` is the position of the argument that counts the keys after it (EVAL);
-    it makes the command ``movablekeys``. ``flag_acl=False`` derives no category from the
-    flags (EVAL_RO is readonly, yet only @slow @scripting).
+    ``flag_acl=False`` derives no category from the flags (EVAL_RO is readonly, yet only
+    @slow @scripting).
     """
-    if keyword_keys or numkeys_at:
+    if keyword_keys or numkeys_keys:
         flags += " movablekeys"
     keyword, keyword_from, keyword_limit = keyword_keys or ("", 0, 0)
     flagset = frozenset(flags.split())
@@ -370,7 +379,7 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
         cmd = Command(name=name.lower(), handler=handler, arity=arity, flags=flagset,
                       first_key=keys[0], last_key=keys[1], step=keys[2],
                       key_keyword=keyword, keyword_from=keyword_from,
-                      keyword_limit=keyword_limit, key_numkeys=numkeys_at,
+                      keyword_limit=keyword_limit, key_numkeys=tuple(numkeys_keys),
                       key_flags=(key_flags,) if isinstance(key_flags, str) else key_flags,
                       group=group,
                       since=since, summary=summary, complexity=complexity,
