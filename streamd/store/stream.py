@@ -443,6 +443,51 @@ class Stream:
         else goes through ``_Node.append``.
         """
         nodes = self._nodes
+        if nodes and len(fields) == 2:
+            # The usual append, first: one field, named as the tail node's one master
+            # field, into a plain tail that has room. The same rules as the general path
+            # below (which anything else takes), with what they cannot change left out.
+            tail = nodes[-1]
+            master = tail.master
+            slots = tail.ms
+            if (len(master) == 1 and fields[0] == master[0] and tail.last < sid
+                    and tail.vstart is None and tail.dead is None
+                    and type(tail.data) is bytearray
+                    and (node_max_entries <= 0 or len(slots) < node_max_entries)):
+                value = fields[1]
+                n = len(value)
+                if n < 64:
+                    size = n + 4 if not n or value[0] not in _NUM_START else 2 + _str_size(value)
+                elif n < 4096:
+                    size = n + 5 if n < 126 else n + 6
+                else:
+                    size = 2 + _str_size(value)
+                if node_max_bytes <= 0 or node_max_bytes > LISTPACK_MAX_SIZE:
+                    node_max_bytes = LISTPACK_MAX_SIZE
+                body = tail.body
+                lp = body + 4 if len(slots) < 128 else tail.lp_bytes()
+                if lp + len(master[0]) + n < node_max_bytes:
+                    ms, seq = sid >> 64, sid & U64
+                    dms = ms - tail.ms0
+                    dseq = seq - tail.seq0
+                    size += 2 if 0 <= dms < 128 else _int_size(
+                        dms if -_I64_SIGN <= dms < _I64_SIGN else _as_int64(dms))
+                    size += 2 if 0 <= dseq < 128 else _int_size(
+                        dseq if -_I64_SIGN <= dseq < _I64_SIGN else _as_int64(dseq))
+                    slots.append(ms)
+                    tail.seq.append(seq)
+                    data = tail.data
+                    data += value
+                    tail.offs.append(len(data))
+                    tail.live += 1
+                    tail.body = body + size + 2  # + lp-count
+                    tail.last = sid
+                    self.length += 1
+                    self.entries_added += 1
+                    self.last_id = sid
+                    if self.length == 1:
+                        self.first_id = sid
+                    return
         tail = nodes[-1] if nodes else None
         if tail is not None and tail.last >= sid:
             # Only reachable when trailing tombstones outlive an XSETID that moved last_id
