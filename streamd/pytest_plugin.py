@@ -16,15 +16,21 @@ that has streamd installed can use the fixtures without any set-up:
 from __future__ import annotations
 
 import socket
+from typing import TYPE_CHECKING
 
 import pytest
 
-from .embed import EmbeddedServer
+if TYPE_CHECKING:
+    from .embed import EmbeddedServer
 
 
 @pytest.fixture(scope="session")
 def streamd_server():
     """A streamd server on a background thread, for the whole test session."""
+    # Imported here: every pytest run in an environment with streamd loads this plugin,
+    # and the server's modules take a tenth of a second to import.
+    from .embed import EmbeddedServer
+
     with EmbeddedServer() as server:
         yield server
 
