@@ -560,3 +560,12 @@ def test_eval_inside_a_transaction(wire):
     assert wire("EVAL", "return redis.call('set','k','v')", "1", "k") == b"+QUEUED\r\n"
     assert wire("EVAL", "return redis.call('get','k')", "1", "k") == b"+QUEUED\r\n"
     assert wire("EXEC") == b"*2\r\n+OK\r\n$1\r\nv\r\n"
+
+
+def test_code_compiled_by_loadstring_is_named_by_its_source(wire):
+    # Redis names the innermost Lua frame of the script's code, the compiled chunk here.
+    for body in ("return loadstring('return os')()",
+                 "local f = loadstring('return os') local x = f() return x"):
+        assert wire("EVAL", body, "0") == (
+            b"-ERR [string \"return os\"]:1: Script attempted to access nonexistent global "
+            b"variable 'os' script: " + sha(body).encode() + b", on return os:1.\r\n")

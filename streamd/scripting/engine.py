@@ -57,11 +57,14 @@ def lua_missing() -> str | None:
 
 
 _PRELUDE = r"""
-local py, bitlib, json_encode, json_decode = ...
+local py, bitlib, json_encode, json_decode, functions, shared_null = ...
 local error, pcall, xpcall, type, tostring = error, pcall, xpcall, type, tostring
 local rawget, setmetatable, setfenv, loadstring, load, getinfo = rawget, setmetatable,
       setfenv, loadstring, load, debug.getinfo
-local null = newproxy(false)  -- cjson.null
+local null = shared_null or newproxy(false)  -- cjson.null
+-- A script's code is '@user_script'; a library's (FUNCTION LOAD) is '@user_function'.
+local CHUNK = functions and '@user_function' or '@user_script'
+local PRELUDE = getinfo(1, 'S').source  -- this code's frames are not the script's
 local pyerr = py.error_text
 
 local READONLY = 'Attempt to modify a readonly table'
@@ -71,10 +74,14 @@ local function readonly(t)
 end
 
 -- What scripts see as their globals: reads of a missing name and every write fail.
+-- ``api`` is where the names come from: ``env`` but while a library's code is loading,
+-- when a function library sees only its loading API (as in Redis, one globals table
+-- whose source switches, so a function's body reads the run-time names when it runs).
 local env = {}
+local api = env
 local G = setmetatable({}, {
   __index = function(_, name)
-    local v = env[name]
+    local v = api[name]
     if v == nil then
       error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
     end
@@ -115,9 +122,11 @@ redis.error_reply = function(...)
   return {err = code .. ' ' .. msg}
 end
 
-redis.breakpoint = function() return false end
-redis.debug = function() end
-redis.replicate_commands = function() return true end
+if not functions then  -- the debugger's and EVAL's compatibility calls only
+  redis.breakpoint = function() return false end
+  redis.debug = function() end
+  redis.replicate_commands = function() return true end
+end
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
 redis.REDIS_VERSION, redis.REDIS_VERSION_NUM = py.version, py.version_num
@@ -143,12 +152,14 @@ local function sandboxed(f, err)
 end
 
 -- The message handler of every run: an error becomes a table carrying its text and the
--- script line it came from (the innermost frame of the script's own code).
+-- line it came from: the innermost Lua frame that is the script's, as Redis reports it
+-- (code the script compiled with loadstring counts, under its own source).
 local function handler(e)
   local level, info = 2, nil
   while true do
     info = getinfo(level, 'Sl')
-    if info == nil or info.source == '@user_script' then break end
+    if info == nil or (info.what ~= 'C' and info.what ~= 'tail'
+                       and info.source ~= PRELUDE) then break end
     level = level + 1
   end
   if type(e) == 'userdata' then
@@ -211,11 +222,11 @@ env.coroutine = readonly(coroutine)
 env.redis = readonly(redis)
 env.bit = readonly(bitlib)
 env.cjson = readonly(cjson)
-env.__redis__err__handler = handler
+if not functions then env.__redis__err__handler = handler end
 env._G = G
 
 local function compile(body)
-  return sandboxed(loadstring(body, '@user_script'))
+  return sandboxed(loadstring(body, CHUNK))
 end
 
 local function run(f, keys, argv)
@@ -224,7 +235,135 @@ local function run(f, keys, argv)
   return ok, value
 end
 
-return compile, run, null
+if not functions then return compile, run, null end
+
+-- FUNCTION LOAD: the library's code runs once with the loading API (redis.register_function,
+-- redis.log and a few constants: nothing else, as in Redis 7.0); what it registers is
+-- collected in ``registering``, which is nil at any other time.
+local function strict(t)
+  return setmetatable({}, {
+    __index = function(_, name)
+      local v = t[name]
+      if v == nil then
+        error("Script attempted to access nonexistent global variable '" .. tostring(name)
+              .. "'", 2)
+      end
+      return v
+    end,
+    __newindex = deny,
+    __metatable = false,
+  })
+end
+
+local FLAGS = {['no-writes'] = true, ['allow-oom'] = true, ['allow-stale'] = true,
+               ['no-cluster'] = true, ['allow-cross-slot-keys'] = true}
+local lower, find = string.lower, string.find
+local registering, seen
+
+local function raise(msg) error({err = 'ERR ' .. msg}) end
+local function stringish(v) local t = type(v) return t == 'string' or t == 'number' end
+
+local function read_flags(t)
+  local out, i = {}, 1
+  while true do
+    local f = t[i]
+    if f == nil then return out end
+    if type(f) ~= 'string' or not FLAGS[lower(f)] then return nil end
+    out[lower(f)] = true
+    i = i + 1
+  end
+end
+
+local function register_function(...)
+  if not registering then
+    raise('redis.register_function can only be called on FUNCTION LOAD command')
+  end
+  local n = select('#', ...)
+  if n < 1 or n > 2 then raise('wrong number of arguments to redis.register_function') end
+  local name, callback, flags, desc
+  if n == 1 then
+    local t = ...
+    if type(t) ~= 'table' then
+      raise('calling redis.register_function with a single argument is only applicable '
+            .. 'to Lua table (representing named arguments).')
+    end
+    -- Checked in the table's own order, as Redis walks it (lua_next).
+    for k, v in next, t do
+      if not stringish(k) then
+        raise('named argument key given to redis.register_function is not a string')
+      end
+      local key = lower(tostring(k))
+      if key == 'function_name' then
+        if not stringish(v) then
+          raise('function_name argument given to redis.register_function must be a string')
+        end
+        name = tostring(v)
+      elseif key == 'description' then
+        if not stringish(v) then
+          raise('description argument given to redis.register_function must be a string')
+        end
+        desc = tostring(v)
+      elseif key == 'callback' then
+        if type(v) ~= 'function' then
+          raise('callback argument given to redis.register_function must be a function')
+        end
+        callback = v
+      elseif key == 'flags' then
+        if type(v) ~= 'table' then
+          raise('flags argument to redis.register_function must be a table representing '
+                .. 'function flags')
+        end
+        flags = read_flags(v)
+        if not flags then raise('unknown flag given') end
+      else
+        raise('unknown argument given to redis.register_function')
+      end
+    end
+    if name == nil then raise('redis.register_function must get a function name argument') end
+    if callback == nil then raise('redis.register_function must get a callback argument') end
+  else
+    local a, b = ...
+    if not stringish(a) then raise('first argument to redis.register_function must be a string') end
+    if type(b) ~= 'function' then
+      raise('second argument to redis.register_function must be a function')
+    end
+    name, callback = tostring(a), b
+  end
+  if not find(name, '^[%w_]+$') then
+    raise('Library names can only contain letters, numbers, or underscores(_) and must be '
+          .. 'at least one character long')
+  end
+  if seen[name] then raise('Function already exists in the library') end
+  seen[name] = true
+  registering[#registering + 1] = {name, callback, flags or {}, desc}
+end
+
+local load_api = {redis = strict({
+  register_function = register_function, log = py.log,
+  LOG_DEBUG = redis.LOG_DEBUG, LOG_VERBOSE = redis.LOG_VERBOSE,
+  LOG_NOTICE = redis.LOG_NOTICE, LOG_WARNING = redis.LOG_WARNING,
+  REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
+})}
+
+-- (true, registrations) or (false, 'compile' or 'run', error)
+local function load_library(body)
+  local f, err = loadstring(body, CHUNK)
+  if not f then return false, 'compile', err end
+  setfenv(f, G)
+  registering, seen, api = {}, {}, load_api
+  local ok, e = xpcall(f, handler)
+  local got = registering
+  registering, seen, api = nil, nil, env
+  if not ok then return false, 'run', e end
+  return true, got
+end
+
+local function call(f, keys, args)
+  local ok, value = xpcall(function() return f(keys, args) end, handler)
+  return ok, value
+end
+
+return load_library, call
 """
 
 
@@ -278,6 +417,10 @@ class Engine:
         setup = self.lua.eval("function(...) " + _PRELUDE + " end")
         self._compile, self._run, self.null = setup(
             py, bitlib, self._json_encode, self._json_decode)
+        # Functions (FUNCTION LOAD, FCALL) get a sandbox of their own, as Redis gives them
+        # a Lua state of their own; cjson.null is the same value in both.
+        self._load_library, self._call_function = setup(
+            py, bitlib, self._json_encode, self._json_decode, True, self.null)
 
     # --- the cache -----------------------------------------------------------------------
     def load(self, body: bytes) -> str:
@@ -296,6 +439,39 @@ class Engine:
         self.scripts.clear()
         self.bodies.clear()
 
+    # --- function libraries ----------------------------------------------------------------
+    def load_library(self, body: bytes) -> list:
+        """Run a library's code (what follows its shebang line) with the loading API: the
+        functions it registers, as (name, callback, flags, description or None), ``flags``
+        a set of flag names. Raises ScriptError with Redis's text."""
+        ok, *out = self._load_library(body)
+        if not ok:
+            kind, err = out
+            if kind == b"compile":
+                raise ScriptError("ERR Error compiling function: " + _text(err))
+            msg = err[b"err"] if self._type(err) == "table" else err
+            raise ScriptError("ERR Error registering functions: "
+                              + (_text(msg) if type(msg) is bytes else "unknown error"))
+        got = out[0]
+        found = []
+        for i in range(1, len(got) + 1):
+            name, callback, flags, desc = (got[i][j] for j in (1, 2, 3, 4))
+            found.append((name, callback, set(flags.keys()), desc))
+        return found
+
+    def call_function(self, name: bytes, callback, keys: list, args: list, call, known,
+                      caller_resp: int):
+        """Run a registered function with its keys and arguments, as ``run`` runs a
+        script; its errors name the function."""
+        self._call, self._known = call, known
+        self.resp = 2
+        try:
+            ok, value = self._call_function(callback, self.table_from(keys),
+                                            self.table_from(args))
+        finally:
+            self._call = self._known = None
+        return self._result(ok, value, name.decode("utf-8", "replace"), caller_resp)
+
     # --- running -------------------------------------------------------------------------
     def run(self, sha: str, keys: list, args: list, call, known, caller_resp: int):
         """Run the cached script ``sha`` with KEYS and ARGV; ``call(argv)`` runs one
@@ -308,9 +484,12 @@ class Engine:
                                   self.table_from(args))
         finally:
             self._call = self._known = None
+        return self._result(ok, value, sha, caller_resp)
+
+    def _result(self, ok, value, label: str, caller_resp: int):
         resp = self.resp
         if not ok:
-            raise ScriptError(self._failure(sha, value), not self._marked(value))
+            raise ScriptError(self._failure(label, value), not self._marked(value))
         reply = self._reply(value, resp, caller_resp, 0)
         if type(reply) is ErrorReply:
             raise ScriptError(reply.text, not self._marked(value))
@@ -319,7 +498,7 @@ class Engine:
     def _marked(self, err) -> bool:
         return self._type(err) == "table" and err[b"ignore_err_stats_update"] is True
 
-    def _failure(self, sha: str, err) -> str:
+    def _failure(self, label: str, err) -> str:
         """The text of a script that raised: its message, then where, as Redis writes it."""
         if self._type(err) != "table":
             return "ERR " + _text(err)
@@ -329,7 +508,7 @@ class Engine:
         text = _text(msg)
         source, line = err[b"source"], err[b"line"]
         if source is not None and line is not None:
-            text += f" script: {sha}, on {_text(source)}:{_num_text(line)}."
+            text += f" script: {label}, on {_text(source)}:{_num_text(line)}."
         return text
 
     # --- Lua -> reply --------------------------------------------------------------------
