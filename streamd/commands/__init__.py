@@ -13,5 +13,6 @@ def load_commands() -> None:
     if _loaded:
         return
     from . import (acl, bitmaps, connection, debug, groups, hashes, idmp, keys,  # noqa: F401
-                   ops, pubsub, scripting, server, streams, strings, transactions)
+                   functions, ops, pubsub, scripting, server, streams, strings,
+                   transactions)
     _loaded = True

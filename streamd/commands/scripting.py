@@ -26,7 +26,7 @@ _READ_ONLY = "ERR Write commands are not allowed from read-only scripts."
 _WRITING = frozenset({"write", "may_replicate"})
 
 
-def _engine(ctx) -> Engine:
+def lua_engine(ctx) -> Engine:
     server = ctx.server
     engine = server.scripts
     if engine is None:
@@ -62,9 +62,16 @@ def _resolve(argv: list):
 def _run(ctx, engine: Engine, sha: str, argv: list, read_only: bool):
     """Run a cached script for EVAL and friends (``argv`` checked by _check_numkeys)."""
     n = int(argv[2])
+    if ctx.server.monitors:  # the script first, then its commands, as Redis shows them
+        ctx.server.show_line(ctx, argv)
+    return run_script(ctx, engine, argv, read_only, lambda call, known, resp: engine.run(
+        sha, argv[3:3 + n], argv[3 + n:], call, known, resp))
+
+
+def run_script(ctx, engine: Engine, argv: list, read_only: bool, start):
+    """Run a script or function on its caller: ``start(call, known, resp)`` runs it in
+    the engine, with ``call`` taking its redis.call's through the server's dispatch."""
     server = ctx.server
-    if server.monitors:  # the script first, then its commands, as Redis shows them
-        server.show_line(ctx, argv)
     db, resp, blocking = ctx.db, ctx.resp, ctx.blocking_allowed
     script_call = server.script_call
 
@@ -85,7 +92,7 @@ def _run(ctx, engine: Engine, sha: str, argv: list, read_only: bool):
 
     ctx.blocking_allowed = False
     try:
-        return engine.run(sha, argv[3:3 + n], argv[3 + n:], call, known, resp)
+        return start(call, known, resp)
     except ScriptError as exc:
         if exc.counted:
             raise CommandError(exc.text) from None
@@ -120,7 +127,7 @@ _RO_NOTES = ("We cannot tell how the keys will be used so we assume the worst, "
          complexity="Depends on the script that is executed.", args=_EVAL_ARGS)
 def eval_(ctx, argv):
     """EVAL script numkeys [key [key ...]] [arg [arg ...]]"""
-    engine = _engine(ctx)
+    engine = lua_engine(ctx)
     _check_numkeys(argv)
     return _run(ctx, engine, _compile(engine, argv[1]), argv, False)
 
@@ -132,13 +139,13 @@ def eval_(ctx, argv):
          complexity="Depends on the script that is executed.", args=_EVAL_ARGS)
 def eval_ro(ctx, argv):
     """EVAL_RO script numkeys [key [key ...]] [arg [arg ...]]"""
-    engine = _engine(ctx)
+    engine = lua_engine(ctx)
     _check_numkeys(argv)
     return _run(ctx, engine, _compile(engine, argv[1]), argv, True)
 
 
 def _cached(ctx, argv) -> tuple:
-    engine = _engine(ctx)
+    engine = lua_engine(ctx)
     _check_numkeys(argv)
     sha = argv[1].decode("latin-1").lower()
     if sha not in engine.scripts:
@@ -190,7 +197,7 @@ command("script", -2, "slow", group="scripting", since="2.6.0",
          args=(string("script"),))
 def script_load(ctx, argv):
     """SCRIPT LOAD script"""
-    return _compile(_engine(ctx), argv[2]).encode()
+    return _compile(lua_engine(ctx), argv[2]).encode()
 
 
 @command("script|exists", -3, "noscript", group="scripting", since="2.6.0",

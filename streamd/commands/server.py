@@ -1,5 +1,5 @@
 """Server commands: INFO, CONFIG, COMMAND, DBSIZE, FLUSHDB/FLUSHALL, TIME, LASTSAVE,
-SHUTDOWN, MONITOR, FUNCTION FLUSH."""
+SHUTDOWN, MONITOR."""
 
 from __future__ import annotations
 
@@ -717,27 +717,3 @@ def monitor(ctx, argv):
         return NO_REPLY
     ctx.server.add_monitor(ctx)
     return OK
-
-
-command("function", -2, "slow", group="scripting", since="7.0.0",
-        summary="A container for function commands.", complexity="Depends on subcommand.",
-        container=True)
-
-
-@command("function|flush", -2, "write noscript",
-         tips="request_policy:all_shards response_policy:all_succeeded",
-         group="scripting", since="7.0.0",
-         summary="Deletes all libraries and functions.",
-         complexity="O(N) where N is the number of functions deleted",
-         args=(oneof("flush-type", token("ASYNC"), token("SYNC"), optional=True),))
-def function_flush(ctx, argv):
-    """FUNCTION FLUSH [ASYNC | SYNC]"""
-    # Functions are not supported, so there is never anything to flush.
-    if len(argv) > 3:
-        raise CommandError(E.unknown_subcommand_or_arity(argv[1], "function"))
-    if len(argv) == 3 and argv[2].upper() not in (b"ASYNC", b"SYNC"):
-        raise CommandError("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
-    return OK
-
-
-

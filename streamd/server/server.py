@@ -144,6 +144,8 @@ class Server:
         self.peak_used = 0
         self.slowlog = SlowLog()
         self.scripts = None  # the Lua engine and script cache, made by the first script
+        # The function libraries (commands/functions.py), made by the first FUNCTION LOAD.
+        self.functions = None
         self.acl_log = AclLog()
         self.latency = Latency()
         # Kept by config_changed, in microseconds (NEVER: off): slowlog-log-slower-than,

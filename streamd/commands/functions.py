@@ -1,0 +1,346 @@
+"""Redis functions: FUNCTION LOAD/DELETE/LIST/STATS/FLUSH/KILL/HELP, FCALL and FCALL_RO.
+
+A library is Lua code behind a ``#!lua name=<library>`` line; loading it runs the code
+once, and what it hands ``redis.register_function`` becomes callable by name (names are
+matched without regard to case, as Redis's function table does; library names are
+exact). The Lua side (the loading API, the functions' sandbox) is in streamd/scripting/;
+here are the libraries, the arguments and Redis's error texts. A function runs as EVAL
+runs a script (scripting.run_script): its redis.call's go through the server's dispatch.
+
+FUNCTION DUMP and RESTORE are not here: Redis's payload is its RDB encoding of the
+libraries, LZF-compressed, which streamd does not reproduce.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..protocol.reader import split_args
+from ..protocol.replies import OK, Map, SetReply, Simple
+from ..scripting import ScriptError
+from . import errors as E
+from .args import parse_int
+from .errors import CommandError
+from .keyutil import glob_match
+from .scripting import lua_engine, run_script
+from .table import command, help_command, integer, key, oneof, string, token
+
+# Redis's flag names, in the order FUNCTION LIST gives them.
+FLAG_ORDER = ("no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys")
+_NAME = re.compile(rb"[A-Za-z0-9_]+")
+_BAD_NAME = ("ERR Library names can only contain letters, numbers, or underscores(_) and "
+             "must be at least one character long")
+
+
+class Function:
+    __slots__ = ("name", "callback", "flags", "description", "library")
+
+    def __init__(self, name: bytes, callback, flags: tuple, description, library):
+        self.name, self.callback, self.flags = name, callback, flags
+        self.description, self.library = description, library
+
+
+class Library:
+    __slots__ = ("name", "code", "functions")
+
+    def __init__(self, name: bytes, code: bytes):
+        self.name, self.code = name, code
+        self.functions: dict[bytes, Function] = {}  # by exact name, in registration order
+
+
+class Libraries:
+    """Every library, and every function by its lower-cased name."""
+
+    def __init__(self):
+        self.libraries: dict[bytes, Library] = {}
+        self.functions: dict[bytes, Function] = {}
+
+    def link(self, lib: Library) -> None:
+        for fn in lib.functions.values():
+            # Two names of one library that differ only in case: the first one answers.
+            self.functions.setdefault(fn.name.lower(), fn)
+        self.libraries[lib.name] = lib
+
+    def unlink(self, lib: Library) -> None:
+        for fn in lib.functions.values():
+            if self.functions.get(fn.name.lower()) is fn:
+                del self.functions[fn.name.lower()]
+        del self.libraries[lib.name]
+
+
+def _libraries(ctx) -> Libraries:
+    libs = ctx.server.functions
+    if libs is None:
+        libs = ctx.server.functions = Libraries()
+    return libs
+
+
+def _text(b: bytes) -> str:
+    return b.decode("utf-8", "replace")
+
+
+def _metadata(code: bytes) -> tuple[bytes, bytes, bytes]:
+    """The engine, the library name and the code of a library's source (its first line
+    is ``#!<engine> name=<name>``, split as Redis splits arguments)."""
+    if not code.startswith(b"#!"):
+        raise CommandError("ERR Missing library metadata")
+    end = code.find(b"\n")
+    parts = split_args(code[:end]) if end >= 0 else None
+    if not parts:
+        raise CommandError("ERR Invalid library metadata")
+    name = None
+    for part in parts[1:]:
+        if part[:5].lower() == b"name=":
+            if name is not None:
+                raise CommandError("ERR Invalid metadata value, name argument was given "
+                                   "multiple times")
+            name = part[5:]
+            continue
+        raise CommandError(f"ERR Invalid metadata value given: {_text(part)}")
+    if name is None:
+        raise CommandError("ERR Library name was not given")
+    # The code keeps the first line's newline, so its line numbers count the shebang's.
+    return parts[0][2:], name, code[end:]
+
+
+def _load(ctx, code: bytes, replace: bool) -> bytes:
+    engine_name, name, body = _metadata(code)
+    if not _NAME.fullmatch(name):
+        raise CommandError(_BAD_NAME)
+    if engine_name.lower() != b"lua":
+        raise CommandError(f"ERR Engine '{_text(engine_name)}' not found")
+    libs = _libraries(ctx)
+    old = libs.libraries.get(name)
+    if old is not None and not replace:
+        raise CommandError(f"ERR Library '{_text(name)}' already exists")
+    engine = lua_engine(ctx)
+    try:
+        found = engine.load_library(body)
+    except ScriptError as exc:
+        raise CommandError(exc.text) from None
+    if not found:
+        raise CommandError("ERR No functions registered")
+    lib = Library(name, code)
+    for fname, callback, flags, desc in found:
+        flags = tuple(f for f in FLAG_ORDER if f.encode() in flags)
+        lib.functions[fname] = Function(fname, callback, flags, desc, lib)
+    for fname in lib.functions:
+        other = libs.functions.get(fname.lower())
+        if other is not None and other.library is not old:
+            raise CommandError(f"ERR Function {_text(fname)} already exists")
+    if old is not None:
+        libs.unlink(old)
+    libs.link(lib)
+    ctx.keyspace.dirty += 1
+    return name
+
+
+command("function", -2, "slow", group="scripting", since="7.0.0",
+        summary="A container for function commands.", complexity="Depends on subcommand.",
+        container=True)
+
+_ALL_SHARDS = "request_policy:all_shards response_policy:all_succeeded"
+
+
+@command("function|load", -3, "write denyoom noscript", tips=_ALL_SHARDS,
+         group="scripting", since="7.0.0", summary="Creates a library.",
+         complexity="O(1) (considering compilation time is redundant)",
+         args=(token("REPLACE", "replace", optional=True), string("function-code")))
+def function_load(ctx, argv):
+    """FUNCTION LOAD [REPLACE] function-code"""
+    replace = False
+    for opt in argv[2:-1]:
+        if opt.lower() != b"replace":
+            raise CommandError(f"ERR Unknown option given: {_text(opt)}")
+        replace = True
+    return _load(ctx, argv[-1], replace)
+
+
+@command("function|delete", 3, "write noscript", tips=_ALL_SHARDS, group="scripting",
+         since="7.0.0", summary="Deletes a library and its functions.", complexity="O(1)",
+         args=(string("library-name"),))
+def function_delete(ctx, argv):
+    """FUNCTION DELETE library-name"""
+    libs = ctx.server.functions
+    lib = libs.libraries.get(argv[2]) if libs is not None else None
+    if lib is None:
+        raise CommandError("ERR Library not found")
+    libs.unlink(lib)
+    ctx.keyspace.dirty += 1
+    return OK
+
+
+@command("function|flush", -2, "write noscript", tips=_ALL_SHARDS,
+         group="scripting", since="7.0.0",
+         summary="Deletes all libraries and functions.",
+         complexity="O(N) where N is the number of functions deleted",
+         args=(oneof("flush-type", token("ASYNC"), token("SYNC"), optional=True),))
+def function_flush(ctx, argv):
+    """FUNCTION FLUSH [ASYNC | SYNC]"""
+    if len(argv) > 3:
+        raise CommandError(E.unknown_subcommand_or_arity(argv[1], "function"))
+    if len(argv) == 3 and argv[2].upper() not in (b"ASYNC", b"SYNC"):
+        raise CommandError("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
+    ctx.server.functions = None
+    ctx.keyspace.dirty += 1  # even with nothing to delete, as in Redis
+    return OK
+
+
+def _function_entry(fn: Function) -> Map:
+    return Map([(b"name", fn.name), (b"description", fn.description),
+                (b"flags", SetReply([Simple(f.encode()) for f in fn.flags]))])
+
+
+@command("function|list", -2, "noscript", tips="nondeterministic_output_order",
+         group="scripting", since="7.0.0", summary="Returns information about all libraries.",
+         complexity="O(N) where N is the number of functions",
+         args=(string("library-name-pattern", token="LIBRARYNAME", optional=True),
+               token("WITHCODE", "withcode", optional=True)))
+def function_list(ctx, argv):
+    """FUNCTION LIST [LIBRARYNAME library-name-pattern] [WITHCODE]"""
+    with_code = False
+    pattern = None
+    i = 2
+    while i < len(argv):
+        arg = argv[i].lower()
+        if not with_code and arg == b"withcode":
+            with_code = True
+        elif pattern is None and arg == b"libraryname":
+            if i == len(argv) - 1:
+                raise CommandError("ERR library name argument was not given")
+            i += 1
+            pattern = argv[i]
+        else:
+            raise CommandError(f"ERR Unknown argument {_text(argv[i])}")
+        i += 1
+    libs = ctx.server.functions
+    out = []
+    for lib in (libs.libraries.values() if libs is not None else ()):
+        if pattern is not None and not glob_match(pattern, lib.name, nocase=True):
+            continue
+        fields = [(b"library_name", lib.name), (b"engine", b"LUA"),
+                  (b"functions", [_function_entry(fn) for fn in lib.functions.values()])]
+        if with_code:
+            fields.append((b"library_code", lib.code))
+        out.append(Map(fields))
+    return out
+
+
+@command("function|stats", 2, "noscript allow_busy",
+         tips="nondeterministic_output request_policy:all_shards response_policy:special",
+         group="scripting", since="7.0.0",
+         summary="Returns information about a function during execution.", complexity="O(1)")
+def function_stats(ctx, argv):
+    """FUNCTION STATS"""
+    libs = ctx.server.functions
+    n_libs = len(libs.libraries) if libs is not None else 0
+    n_functions = sum(len(lib.functions) for lib in libs.libraries.values()) if n_libs else 0
+    # A function runs to its end within one command: none is ever running when this runs.
+    return Map([(b"running_script", None), (b"engines", Map([(b"LUA", Map([
+        (b"libraries_count", n_libs), (b"functions_count", n_functions)]))]))])
+
+
+@command("function|kill", 2, "noscript allow_busy",
+         tips="request_policy:all_shards response_policy:one_succeeded", group="scripting",
+         since="7.0.0", summary="Terminates a function during execution.", complexity="O(1)")
+def function_kill(ctx, argv):
+    """FUNCTION KILL"""
+    raise CommandError("NOTBUSY No scripts in execution right now.")
+
+
+help_command("function", "scripting", "7.0.0", [
+    "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LOAD [REPLACE] <FUNCTION CODE>",
+    "    Create a new library with the given library name and code.",
+    "DELETE <LIBRARY NAME>",
+    "    Delete the given library.",
+    "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+    "    Return general information on all the libraries:",
+    "    * Library name",
+    "    * The engine used to run the Library",
+    "    * Library description",
+    "    * Functions list",
+    "    * Library code (if WITHCODE is given)",
+    "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+    "STATS",
+    "    Return information about the current function running:",
+    "    * Function name",
+    "    * Command used to run the function",
+    "    * Duration in MS that the function is running",
+    "    If no function is running, return nil",
+    "    In addition, returns a list of available engines.",
+    "KILL",
+    "    Kill the current running function.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Delete all the libraries.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the libraries.",
+    "    * SYNC: Synchronously flush the libraries.",
+    "DUMP",
+    "    Return a serialized payload representing the current libraries, can be restored "
+    "using FUNCTION RESTORE command",
+    "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+    "    Restore the libraries represented by the given payload, it is possible to give a "
+    "restore policy to",
+    "    control how to handle existing libraries (default APPEND):",
+    "    * FLUSH: delete all existing libraries.",
+    "    * APPEND: appends the restored libraries to the existing libraries. On collision, "
+    "abort.",
+    "    * REPLACE: appends the restored libraries to the existing libraries, On collision, "
+    "replace the old",
+    "      libraries with the new libraries (notice that even on this option there is a "
+    "chance of failure",
+    "      in case of functions name collision with another library).",
+    "HELP",
+    "    Prints this help.",
+])
+
+
+# --- FCALL -------------------------------------------------------------------------------
+
+def _fcall(ctx, argv, ro: bool):
+    server = ctx.server
+    if server.monitors:  # the call first, then its commands, as Redis shows them
+        server.show_line(ctx, argv)
+    libs = server.functions
+    fn = libs.functions.get(argv[1].lower()) if libs is not None else None
+    if fn is None:
+        raise CommandError("ERR Function not found")
+    n = parse_int(argv[2], "ERR Bad number of keys provided")
+    if n > len(argv) - 3:
+        raise CommandError("ERR Number of keys can't be greater than number of args")
+    if n < 0:
+        raise CommandError("ERR Number of keys can't be negative")
+    read_only = "no-writes" in fn.flags
+    if ro and not read_only:
+        raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
+    engine = lua_engine(ctx)
+    return run_script(ctx, engine, argv, read_only, lambda call, known, resp: (
+        engine.call_function(fn.name, fn.callback, argv[3:3 + n], argv[3 + n:], call, known,
+                             resp)))
+
+
+_FCALL_ARGS = (string("function"), integer("numkeys"), key(optional=True, multiple=True),
+               string("arg", optional=True, multiple=True))
+
+
+@command("fcall", -3, "noscript stale skip_monitor no_mandatory_keys", numkeys_at=2,
+         key_flags="RW access update",
+         key_notes="We cannot tell how the keys will be used so we assume the worst, RW and "
+                   "UPDATE", group="scripting", since="7.0.0", summary="Invokes a function.",
+         complexity="Depends on the function that is executed.", args=_FCALL_ARGS)
+def fcall(ctx, argv):
+    """FCALL function numkeys [key [key ...]] [arg [arg ...]]"""
+    return _fcall(ctx, argv, False)
+
+
+@command("fcall_ro", -3, "readonly noscript stale skip_monitor no_mandatory_keys",
+         numkeys_at=2, key_flags="RO access",
+         key_notes="We cannot tell how the keys will be used so we assume the worst, RO and "
+                   "ACCESS", flag_acl=False, group="scripting", since="7.0.0",
+         summary="Invokes a read-only function.",
+         complexity="Depends on the function that is executed.", args=_FCALL_ARGS)
+def fcall_ro(ctx, argv):
+    """FCALL_RO function numkeys [key [key ...]] [arg [arg ...]]"""
+    return _fcall(ctx, argv, True)
