@@ -624,3 +624,35 @@ def test_redis_py_function_api(r):
     r.function_delete("mylib")
     with pytest.raises(redis.ResponseError, match="Function not found"):
         r.fcall("add_and_mark", 2, "s", "checkpoint", "v")
+
+
+def test_info_counts_functions_and_libraries(r):
+    def counts():
+        info = r.info("memory")
+        return info["number_of_functions"], info["number_of_libraries"]
+
+    assert counts() == (0, 0)
+    r.function_load(lib("a", ("a1", "return 1"), ("a2", "return 2")))
+    r.function_load(lib("b", ("b1", "return 1")))
+    assert counts() == (3, 2)
+    r.function_delete("a")
+    assert counts() == (1, 1)
+
+
+@pytest.mark.parametrize("body, incr_failed", [
+    ("return redis.call('incr', keys[1])", 1),   # the command's error, raised
+    ("return redis.pcall('incr', keys[1])", 1),  # its error table, returned
+    ("error('mine')", 0),                        # the function's own errors
+    ("return redis.error_reply('mine')", 0),
+])
+def test_error_statistics_count_a_functions_error_once(r, body, incr_failed):
+    r.function_load(lib("s", ("sf", body)))
+    r.set("k", "v")
+    r.config_resetstat()
+    with pytest.raises(redis.ResponseError):
+        r.fcall("sf", 1, "k")
+    calls = r.info("commandstats")
+    assert (r.info("stats")["total_error_replies"],
+            r.info("errorstats")["errorstat_ERR"]["count"],
+            calls.get("cmdstat_incr", {}).get("failed_calls", 0),
+            calls["cmdstat_fcall"]["failed_calls"]) == (1, 1, incr_failed, 1)

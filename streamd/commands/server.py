@@ -68,8 +68,8 @@ def _total_system_memory() -> int:
 def _memory_section(ctx) -> list[str]:
     """Redis 7.0's fields in its order. The allocator's figures are streamd's estimate
     (see ops.used_memory) and the resident size; with no allocator of its own to tell them
-    apart, allocated, active and resident are that one estimate. streamd has no Lua or
-    function engine, no replication, AOF or lazy freeing: those figures are 0."""
+    apart, allocated, active and resident are that one estimate. The Lua engines' memory,
+    replication, AOF and lazy freeing are not measured: those figures are 0."""
     from .ops import used_memory  # ops imports this module
 
     used, startup, dataset, clients = used_memory(ctx)
@@ -80,6 +80,9 @@ def _memory_section(ctx) -> list[str]:
     net = used - startup
     system = _total_system_memory()
     maxmemory = ctx.config["maxmemory"]
+    libs = srv.functions
+    n_libraries = len(libs.libraries) if libs is not None else 0
+    n_functions = sum(len(lib.functions) for lib in libs.libraries.values()) if n_libraries else 0
     return [f"used_memory:{used}", f"used_memory_human:{_human(used)}",
             f"used_memory_rss:{rss}", f"used_memory_rss_human:{_human(rss)}",
             f"used_memory_peak:{peak}", f"used_memory_peak_human:{_human(peak)}",
@@ -92,7 +95,8 @@ def _memory_section(ctx) -> list[str]:
             f"total_system_memory:{system}", f"total_system_memory_human:{_human(system)}",
             "used_memory_lua:0", "used_memory_vm_eval:0", "used_memory_lua_human:0B",
             "used_memory_scripts_eval:0", "number_of_cached_scripts:0",
-            "number_of_functions:0", "number_of_libraries:0", "used_memory_vm_functions:0",
+            f"number_of_functions:{n_functions}", f"number_of_libraries:{n_libraries}",
+            "used_memory_vm_functions:0",
             "used_memory_vm_total:0", "used_memory_vm_total_human:0B",
             "used_memory_functions:0", "used_memory_scripts:0", "used_memory_scripts_human:0B",
             f"maxmemory:{maxmemory}", f"maxmemory_human:{_human(maxmemory)}",
