@@ -656,3 +656,23 @@ def test_error_statistics_count_a_functions_error_once(r, body, incr_failed):
             r.info("errorstats")["errorstat_ERR"]["count"],
             calls.get("cmdstat_incr", {}).get("failed_calls", 0),
             calls["cmdstat_fcall"]["failed_calls"]) == (1, 1, incr_failed, 1)
+
+
+@pytest.mark.streamd_only
+def test_without_lupa_load_answers_an_error(monkeypatch):
+    import types
+
+    from streamd.commands import functions as cmds
+    from streamd.commands.errors import CommandError
+    from streamd.scripting import engine
+
+    monkeypatch.setattr(engine, "_lupa", None)
+    monkeypatch.setattr(engine, "_import_error", "ModuleNotFoundError: No module named 'lupa'")
+    ctx = types.SimpleNamespace(server=types.SimpleNamespace(scripts=None, functions=None,
+                                                             monitors=[]))
+    with pytest.raises(CommandError) as exc:
+        cmds.function_load(ctx, [b"FUNCTION", b"LOAD", lib("a", ("f", "return 1")).encode()])
+    assert exc.value.text.startswith("ERR Lua scripting is not available")
+    with pytest.raises(CommandError) as exc:
+        cmds.fcall(ctx, [b"FCALL", b"f", b"0"])
+    assert exc.value.text == "ERR Function not found"
