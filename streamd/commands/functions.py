@@ -325,7 +325,7 @@ _FCALL_ARGS = (string("function"), integer("numkeys"), key(optional=True, multip
                string("arg", optional=True, multiple=True))
 
 
-@command("fcall", -3, "noscript stale skip_monitor no_mandatory_keys", numkeys_at=2,
+@command("fcall", -3, "noscript stale skip_monitor no_mandatory_keys", numkeys_keys=(2, 0, 1, 1),
          key_flags="RW access update",
          key_notes="We cannot tell how the keys will be used so we assume the worst, RW and "
                    "UPDATE", group="scripting", since="7.0.0", summary="Invokes a function.",
@@ -336,7 +336,7 @@ def fcall(ctx, argv):
 
 
 @command("fcall_ro", -3, "readonly noscript stale skip_monitor no_mandatory_keys",
-         numkeys_at=2, key_flags="RO access",
+         numkeys_keys=(2, 0, 1, 1), key_flags="RO access",
          key_notes="We cannot tell how the keys will be used so we assume the worst, RO and "
                    "ACCESS", flag_acl=False, group="scripting", since="7.0.0",
          summary="Invokes a read-only function.",
