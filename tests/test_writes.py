@@ -208,7 +208,7 @@ def test_wakeup_runs_xread_without_parsing_it_again(server, monkeypatch):
     def no_parse(*args, **kw):
         raise AssertionError("parsed again")
 
-    monkeypatch.setattr(streams, "parse_read_args", no_parse)
+    monkeypatch.setattr(streams, "read_options", no_parse)
     writer.data_received(b"MULTI\r\nXADD s 1-1 f v\r\nXADD s 1-2 f v\r\nEXEC\r\n")
     assert reader.waiter is None
     # COUNT 1, kept from the first parse: the first of the two entries only

@@ -339,7 +339,7 @@ def xreadgroup(ctx, argv):
 
     Reads new entries (``>``) for a consumer, creating PEL entries, or the consumer's own
     pending history (any other ID). Blocks only for ``>``."""
-    return _read_group(ctx, parse_read_args(argv, ctx.now_ms, xreadgroup=True))
+    return _read_group(ctx, parse_read_args(argv, ctx.now_ms))
 
 
 class _GroupReread:

@@ -87,6 +87,9 @@ def entries_reply(pairs) -> Entries:
 
 def runs_reply(runs: list) -> Entries:
     """The runs of ``Stream.runs`` as the entries array of a stream read."""
+    if len(runs) == 1:  # one node's worth (most reads): its count without sum and map
+        run = runs[0]
+        return Entries(runs, run[6] - run[5] if len(run) == 9 else len(run[0]))
     return Entries(runs, sum(map(run_len, runs)))
 
 
@@ -765,9 +768,9 @@ def xread(ctx, argv, parsed=None):
     BLOCK the client parks (``$`` rewritten to the concrete ID) until a key gets data.
     ``parsed``: a parked XREAD's ``_Reread``, whose keys, IDs and options stand for argv."""
     if parsed is None:
-        a = parse_read_args(argv, ctx.now_ms)
-        keys, raw_ids, count, block_ms = a.keys, a.ids, a.count, a.block
-        ids_at = len(argv) - len(raw_ids)
+        count, block_ms, _, _, _, _, at = read_options(argv, ctx.now_ms, False)
+        ids_at = (len(argv) + at) // 2
+        keys, raw_ids = argv[at:ids_at], argv[ids_at:]
         after: list = []  # ID to read after, or None for `+` (the last entry)
     else:
         keys, after, count, block_ms = parsed.keys, parsed.after, parsed.count, parsed.block_ms
@@ -804,7 +807,7 @@ def xread(ctx, argv, parsed=None):
         # a key of another type (not appended) was a hit too
         db.hits += len(streams) - streams.count(None) + (len(streams) == j)
         raise
-    served = []
+    served = []  # [key, entries] lists: RESP2's reply as it is, RESP3's map items
     limit = count if count else -1
     db.hits += 2 * len(streams)
     missing = None
@@ -819,18 +822,16 @@ def xread(ctx, argv, parsed=None):
             continue
         if gt is None:
             last = s.last_entry()
-            served.append((k, [entry_reply(*last)]))
+            served.append([k, [entry_reply(*last)]])
             continue
         if gt < MAX_ID:
             runs = s.runs(gt + 1, MAX_ID, limit)
             if runs:  # empty: no live entry after gt
-                served.append((k, runs_reply(runs)))
+                served.append([k, runs_reply(runs)])
     if missing is not None:
         db.missed(missing)  # the second round of lookups misses them again
     if served:
-        if ctx.resp >= 3:
-            return Map(served)
-        return [[k, entries] for k, entries in served]
+        return Map(served) if ctx.resp >= 3 else served
     if block_ms is not None and ctx.blocking_allowed:
         if parsed is None:
             parsed = _Reread(keys, after, count, block_ms)
@@ -858,73 +859,80 @@ class _Reread:
 # --- XREAD / XREADGROUP option parsing (shared; added by the consumer-group family) -------
 
 class ReadArgs:
-    """Options of XREAD / XREADGROUP as ``parse_read_args`` returns them."""
+    """Options of XREADGROUP as ``parse_read_args`` returns them."""
 
     __slots__ = ("count", "block", "noack", "claim", "group", "consumer", "keys", "ids")
 
-    def __init__(self):
-        self.count = 0  # COUNT; 0 = unlimited (negative values become 0)
-        self.block = None  # BLOCK timeout in ms (0 = forever), None without BLOCK
-        self.noack = False  # NOACK (XREADGROUP only)
-        self.claim = None  # CLAIM min-idle-time in ms (XREADGROUP only), None without
-        self.group = None  # GROUP name (XREADGROUP only)
-        self.consumer = None  # consumer name (XREADGROUP only)
-        self.keys: list[bytes] = []  # the STREAMS keys
-        self.ids: list[bytes] = []  # their ID arguments, unparsed
+    def __init__(self, count, block, noack, claim, group, consumer, keys, ids):
+        self.count = count  # COUNT; 0 = unlimited (negative values become 0)
+        self.block = block  # BLOCK timeout in ms (0 = forever), None without BLOCK
+        self.noack = noack  # NOACK
+        self.claim = claim  # CLAIM min-idle-time in ms, None without
+        self.group = group  # GROUP name
+        self.consumer = consumer  # consumer name
+        self.keys: list[bytes] = keys  # the STREAMS keys
+        self.ids: list[bytes] = ids  # their ID arguments, unparsed
 
 
-def parse_read_args(argv: list[bytes], now: int, *, xreadgroup: bool = False) -> ReadArgs:
-    """The option loop of Redis's xreadCommand, for XREAD and XREADGROUP alike.
+def read_options(argv: list[bytes], now: int, xreadgroup: bool) -> tuple:
+    """The option loop of Redis's xreadCommand, for XREAD and XREADGROUP alike: ``(count,
+    block, noack, claim, group, consumer, streams_at)``, ``streams_at`` being the index of
+    the first key (the IDs are the second half of what follows).
 
     Options in any order, repeated = last wins; a keyword without its value falls through
     to the syntax error; STREAMS ends the loop and must leave an even number of arguments.
-    GROUP, NOACK and CLAIM are XREADGROUP's; XREAD rejects them with their own errors."""
-    a = ReadArgs()
+    GROUP, NOACK and CLAIM are XREADGROUP's; XREAD rejects them with their own errors.
+    A tuple rather than a ``ReadArgs``: XREAD, run in every consumer's loop, needs only
+    four of the options, and the object was a tenth of its parse (measured)."""
+    count = 0  # 0 = unlimited (negative values become 0)
+    block = claim = group = consumer = None
+    noack = False
     n = len(argv)
-    streams_at = 0
     i = 1
     while i < n:
         more = n - i - 1
         opt = argv[i].upper()
         if opt == b"BLOCK" and more:
             i += 1
-            a.block = parse_timeout_ms(argv[i], now)
+            block = parse_timeout_ms(argv[i], now)
         elif opt == b"COUNT" and more:
             i += 1
-            a.count = max(parse_int(argv[i]), 0)
+            count = max(parse_int(argv[i]), 0)
         elif opt == b"STREAMS" and more:
-            streams_at = i + 1
-            if (n - streams_at) % 2:
+            if more % 2:  # the keys and the IDs after STREAMS
                 raise CommandError(E.GRP_UNBALANCED if xreadgroup
                                    else E.STREAM_XREAD_UNBALANCED)
-            break
+            if xreadgroup and group is None:
+                raise CommandError(E.GRP_MISSING_GROUP)
+            return count, block, noack, claim, group, consumer, i + 1
         elif opt == b"GROUP" and more >= 2:
             if not xreadgroup:
                 raise CommandError(E.STREAM_XREAD_GROUP)
-            a.group, a.consumer = argv[i + 1], argv[i + 2]
+            group, consumer = argv[i + 1], argv[i + 2]
             i += 2
         elif opt == b"NOACK":
             if not xreadgroup:
                 raise CommandError(E.STREAM_XREAD_NOACK)
-            a.noack = True
+            noack = True
         elif opt == b"CLAIM" and more:
             if not xreadgroup:
                 raise CommandError(E.STREAM_XREAD_CLAIM)
             i += 1
-            a.claim = parse_int(argv[i], E.GRP_CLAIM_NOT_INT)
-            if a.claim < 0:
+            claim = parse_int(argv[i], E.GRP_CLAIM_NOT_INT)
+            if claim < 0:
                 raise CommandError(E.GRP_CLAIM_NEGATIVE)
         else:
             raise CommandError(E.SYNTAX)
         i += 1
-    if not streams_at:
-        raise CommandError(E.SYNTAX)
-    if xreadgroup and a.group is None:
-        raise CommandError(E.GRP_MISSING_GROUP)
-    half = (n - streams_at) // 2
-    a.keys = argv[streams_at:streams_at + half]
-    a.ids = argv[streams_at + half:]
-    return a
+    raise CommandError(E.SYNTAX)
+
+
+def parse_read_args(argv: list[bytes], now: int) -> ReadArgs:
+    """XREADGROUP's options (``read_options``) as a ``ReadArgs``."""
+    count, block, noack, claim, group, consumer, at = read_options(argv, now, True)
+    half = (len(argv) - at) // 2
+    return ReadArgs(count, block, noack, claim, group, consumer, argv[at:at + half],
+                    argv[at + half:])
 
 
 # --- XINFO ---------------------------------------------------------------------------------
