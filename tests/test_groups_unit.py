@@ -66,6 +66,21 @@ def test_sorted_ids_batches_of_new_maxima_keep_blocks_bounded():
     assert s._maxes == [sub[-1] for sub in s._lists]
 
 
+def test_sorted_ids_discarding_oldest_first_drains_block_after_block():
+    """XACK's usual order (the head each time, ``discard``'s own path): emptied blocks go,
+    the maxima stay those of the blocks left, and misses around the head are misses."""
+    s = SortedIds()
+    s.extend_new(list(range(10, 2500, 2)))
+    model = list(range(10, 2500, 2))
+    assert len(s._lists) > 2
+    while model:
+        assert not s.discard(model[0] - 1) and not s.discard(model[0] + 1)
+        assert s.discard(model.pop(0))
+        assert list(s) == model and len(s) == len(model)
+        assert s._maxes == [sub[-1] for sub in s._lists] and all(s._lists)
+    assert not s.discard(10) and s.first() is None and s.last() is None
+
+
 def test_sorted_ids_tail_appends_split_into_blocks_and_copy_is_independent():
     s = SortedIds()
     for i in range(2000):

@@ -114,18 +114,24 @@ class SortedIds:
 
     def discard(self, x: int) -> bool:
         lists = self._lists
-        if lists and lists[0][0] == x:  # acknowledging the oldest: the usual case
-            i = j = 0
-        else:
-            maxes = self._maxes
-            i = bisect_left(maxes, x)
-            if i == len(maxes):
-                return False
-            sub = lists[i]
-            j = bisect_left(sub, x)
-            if j == len(sub) or sub[j] != x:
-                return False
+        if not lists:
+            return False
+        sub = lists[0]
+        if sub[0] == x:  # acknowledging the oldest, the usual case: the sublist's max stays
+            del sub[0]
+            self._len -= 1
+            if not sub:
+                del lists[0]
+                del self._maxes[0]
+            return True
+        maxes = self._maxes
+        i = bisect_left(maxes, x)
+        if i == len(maxes):
+            return False
         sub = lists[i]
+        j = bisect_left(sub, x)
+        if j == len(sub) or sub[j] != x:
+            return False
         del sub[j]
         self._len -= 1
         if not sub:
