@@ -23,6 +23,8 @@ IDMPAUTO per read from 50 producers, values 8-512 B), ping (16 per read),
 xadd8 / xadd512 (16 XADD per read), xaddcap (16 XADD MAXLEN ~ 1000 per read), plain / idmp / idmpauto (16 XADD, XADD IDMP or XADD
 IDMPAUTO per read from 50 producers, values 8-512 B), xrange / xrevrange (16 XRANGE / XREVRANGE COUNT 10 per
 read on a 100k stream), xread (16 XREAD COUNT 1 STREAMS key id per read, same stream),
+xreadblock (one XREAD COUNT 10 BLOCK 1000 STREAMS key id per read, same stream: a blocking
+consumer's request when data is there, so it never parks),
 readgroup (XREADGROUP COUNT 100, then its 100 XACKs in one read). Figures are µs per request
 (per entry for readgroup).
 """
@@ -44,7 +46,7 @@ from .workloads import xadd_maker
 
 REPO = Path(__file__).resolve().parent.parent
 WORKLOADS = ("ping1", "xadd1", "plain1", "idmp1", "idmpauto1", "xrange1", "ping", "xadd8", "xadd512", "xaddcap", "plain", "idmp", "idmpauto", "xrange",
-             "xrevrange", "xread", "readgroup")
+             "xrevrange", "xread", "xreadblock", "readgroup")
 
 
 def _req(*args: bytes) -> bytes:
@@ -115,7 +117,7 @@ def _workload(name: str, clients: list):
             c.data_received(_req(b"XTRIM", key, b"MAXLEN", b"1000")
                             + _req(b"XCFGSET", key, b"IDMP-MAXSIZE", b"%d" % (10000 - n % 2)))
         return reads, per_read, reset
-    if name in ("xrange", "xrevrange", "xrange1", "xread"):
+    if name in ("xrange", "xrevrange", "xrange1", "xread", "xreadblock"):
         for c in clients:
             _fill(c, b"ab:r", 100_000)
 
@@ -123,11 +125,15 @@ def _workload(name: str, clients: list):
             if name == "xread":  # an ID as a consumer passes it back
                 at = b"%d-0" % rnd.randrange(1, 99_990)
                 return _req(b"XREAD", b"COUNT", b"1", b"STREAMS", b"ab:r", at)
+            if name == "xreadblock":
+                at = b"%d-0" % rnd.randrange(1, 99_980)
+                return _req(b"XREAD", b"COUNT", b"10", b"BLOCK", b"1000", b"STREAMS", b"ab:r",
+                            at)
             at = b"%d" % rnd.randrange(11, 99_980)
             if name == "xrevrange":
                 return _req(b"XREVRANGE", b"ab:r", at, b"-", b"COUNT", b"10")
             return _req(b"XRANGE", b"ab:r", at, b"+", b"COUNT", b"10")
-        per_read = 1 if name == "xrange1" else 16
+        per_read = 1 if name in ("xrange1", "xreadblock") else 16
         return [b"".join(one() for _ in range(per_read)) for _ in range(50)], per_read, None
     if name == "readgroup":
         for c in clients:
