@@ -25,8 +25,9 @@ IDMPAUTO per read from 50 producers, values 8-512 B), xrange / xrevrange (16 XRA
 read on a 100k stream), xread (16 XREAD COUNT 1 STREAMS key id per read, same stream),
 xreadblock (one XREAD COUNT 10 BLOCK 1000 STREAMS key id per read, same stream: a blocking
 consumer's request when data is there, so it never parks),
-readgroup (XREADGROUP COUNT 100, then its 100 XACKs in one read). Figures are µs per request
-(per entry for readgroup).
+readgroup (XREADGROUP COUNT 100, then its 100 XACKs in one read), readgroup1 (XREADGROUP
+COUNT 1 STREAMS key > and the XACK of what it read, in one read: a consumer taking one entry
+at a time). Figures are µs per request (per entry for readgroup and readgroup1).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from .workloads import xadd_maker
 
 REPO = Path(__file__).resolve().parent.parent
 WORKLOADS = ("ping1", "xadd1", "plain1", "idmp1", "idmpauto1", "xrange1", "ping", "xadd8", "xadd512", "xaddcap", "plain", "idmp", "idmpauto", "xrange",
-             "xrevrange", "xread", "xreadblock", "readgroup")
+             "xrevrange", "xread", "xreadblock", "readgroup", "readgroup1")
 
 
 def _req(*args: bytes) -> bytes:
@@ -148,6 +149,15 @@ def _workload(name: str, clients: list):
                                   for j in range(i, i + 100)))
         # per entry: 100 reads of 50 entries' worth -> divide the summed minimum by 5000
         return reads, 1, lambda c: c.data_received(_req(b"XGROUP", b"SETID", b"ab:g", b"g",
+                                                         b"0"))
+    if name == "readgroup1":
+        for c in clients:
+            _fill(c, b"ab:g1", 2000)
+            c.data_received(_req(b"XGROUP", b"CREATE", b"ab:g1", b"g", b"0"))
+        read = _req(b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"1", b"STREAMS",
+                    b"ab:g1", b">")
+        reads = [read + _req(b"XACK", b"ab:g1", b"g", b"%d-0" % (j + 1)) for j in range(2000)]
+        return reads, 1, lambda c: c.data_received(_req(b"XGROUP", b"SETID", b"ab:g1", b"g",
                                                          b"0"))
     raise SystemExit(f"unknown workload {name!r}; choose from {', '.join(WORKLOADS)}")
 
