@@ -590,6 +590,7 @@ class StreamModel(RuleBasedStateMachine):
         assert s.range(0, END) == [(sid, f) for sid, f in self.model]
         assert s.first_entry() == (tuple(self.model[0]) if self.model else None)
         assert s.last_entry() == (tuple(self.model[-1]) if self.model else None)
+        assert s.last_live_id() == (self.model[-1][0] if self.model else 0)
         for live, dead in s.node_sizes():
             assert live + dead > 0
             if self.node_max:

@@ -794,7 +794,10 @@ class Stream:
 
     def last_live_id(self) -> int:
         """ID of the last live entry, 0 when empty (XREAD serves only streams past it)."""
-        for node in reversed(self._nodes):
+        nodes = self._nodes
+        if nodes and nodes[-1].dead is None:  # no tombstone in the tail: its last slot
+            return nodes[-1].last
+        for node in reversed(nodes):
             if node.live:
                 dead = node.dead
                 for j in range(node.slots() - 1, -1, -1):
