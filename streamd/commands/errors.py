@@ -273,3 +273,8 @@ def subscribed_context(name: str) -> str:
 
 def unknown_argument(arg: bytes) -> str:
     return f"ERR unknown argument: {_show(arg, len(arg))}"
+
+
+# SCRIPT KILL / FUNCTION KILL: a script runs to its end within one command, so none is
+# ever running when either is handled.
+NOTBUSY = "NOTBUSY No scripts in execution right now."

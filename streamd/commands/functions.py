@@ -245,7 +245,7 @@ def function_stats(ctx, argv):
          since="7.0.0", summary="Terminates a function during execution.", complexity="O(1)")
 def function_kill(ctx, argv):
     """FUNCTION KILL"""
-    raise CommandError("NOTBUSY No scripts in execution right now.")
+    raise CommandError(E.NOTBUSY)
 
 
 help_command("function", "scripting", "7.0.0", [

@@ -235,8 +235,7 @@ def script_flush(ctx, argv):
          complexity="O(1)")
 def script_kill(ctx, argv):
     """SCRIPT KILL"""
-    # A script runs to its end within one command: none is ever running when this runs.
-    raise CommandError("NOTBUSY No scripts in execution right now.")
+    raise CommandError(E.NOTBUSY)
 
 
 help_command("script", "scripting", "5.0.0", [
