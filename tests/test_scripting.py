@@ -106,6 +106,48 @@ CONVERSIONS = [
     ("return redis.call('get', 1.5)", b"$-1\r\n"),
 ]
 
+# The bundled libraries and the error tables, where an audit against 7.0.15 found streamd
+# answering otherwise (recorded from it).
+CONVERSIONS += [
+    # only a command's error reply carries ignore_error_stats_update, not refused arguments
+    ("return cjson.encode(redis.pcall('GET', {}))",
+     b'$73\r\n{"err":"ERR Lua redis lib command arguments must be strings or integers"}\r\n'),
+    ("return cjson.encode(redis.pcall())",
+     b'$74\r\n{"err":"ERR Please specify at least one argument for this redis lib call"}\r\n'),
+    ("return cjson.encode(redis.pcall('EVAL', 'return 1', 0))",
+     b'$92\r\n{"ignore_error_stats_update":true,'
+     b'"err":"ERR This Redis command is not allowed from script"}\r\n'),
+    # a library function's error names the calling line, if a script line called it
+    ("return {pcall(cjson.encode, function() end)}",
+     b"*2\r\n$-1\r\n$45\r\nCannot serialise function: type not supported\r\n"),
+    ("return {pcall(function() return cjson.encode(function() end) end)}",
+     b"*2\r\n$-1\r\n$60\r\nuser_script:1: Cannot serialise function: type not supported\r\n"),
+    ("return {pcall(bit.band, 'x')}",
+     b"*2\r\n$-1\r\n$52\r\nbad argument #1 to '?' (number expected, got string)\r\n"),
+    ("return {pcall(cjson.decode, '[1,2')}",
+     b"*2\r\n$-1\r\n$58\r\nExpected comma or array end but found T_END at character 5\r\n"),
+    # LuaBitOp takes numeric strings as Lua does, and a double's low word
+    ("return bit.tohex('0x10')", b"$8\r\n00000010\r\n"),
+    ("return bit.band(' 0x11 ', 1)", b":1\r\n"),
+    ("return bit.tobit(-1e300)", b":-2013235812\r\n"),
+    ("return bit.tobit(2.5)", b":2\r\n"),
+    # cjson decodes what strtod reads
+    ("return cjson.decode('nan')", b":-9223372036854775808\r\n"),
+    ("return cjson.decode('+5')", b":5\r\n"),
+    ("return cjson.decode('0x10')", b":16\r\n"),
+    ("return cjson.decode('[1]\\0junk')", b"*1\r\n:1\r\n"),
+    ("return cjson.decode('\"\\\\ud83d\\\\ude00\"')", b"$4\r\n\xf0\x9f\x98\x80\r\n"),
+    # lua_tolstring: nothing for a table or boolean, %.14g for a number
+    ("return redis.sha1hex({})", b"$40\r\nda39a3ee5e6b4b0d3255bfef95601890afd80709\r\n"),
+    ("return redis.sha1hex(true)", b"$40\r\nda39a3ee5e6b4b0d3255bfef95601890afd80709\r\n"),
+    ("return redis.sha1hex(2^53)", b"$40\r\n0657a6c1a05f84abbec76d2e23050d245b40333f\r\n"),
+    # status and error texts go out on one line
+    ("return {err = 'a\\r\\nb'}", b"-a  b\r\n"),
+    ("return {ok = 'a\\nb'}", b"+a b\r\n"),
+    ("return redis.error_reply('x\\r\\ny')", b"-ERR x  y\r\n"),
+    ("return {{err = 'a\\nb'}, {ok = 'c\\rd'}}", b"*2\r\n-a b\r\n+c d\r\n"),
+]
+
 
 @pytest.mark.parametrize("body, reply", CONVERSIONS)
 def test_lua_values_convert_as_in_redis(wire, body, reply):
@@ -155,6 +197,49 @@ FAILURES = [
     ("return redis.sha1hex()", "ERR wrong number of arguments", 1),
     ("return redis.setresp(4)", "ERR RESP version must be 2 or 3.", 1),
     ("return redis.setresp()", "ERR redis.setresp() requires one argument.", 1),
+]
+
+FAILURES += [
+    ("return cjson.encode(function() end)",
+     "ERR user_script:1: Cannot serialise function: type not supported", 1),
+    ("return cjson.encode({[true]=1})",
+     "ERR user_script:1: Cannot serialise boolean: table key must be a number or string", 1),
+    ("return cjson.encode({[1]=1,[100]=3})",
+     "ERR user_script:1: Cannot serialise table: excessively sparse array", 1),
+    ("return cjson.encode(1, 2)",
+     "ERR user_script:1: bad argument #1 to 'encode' (expected 1 argument)", 1),
+    ("return cjson.decode()",
+     "ERR user_script:1: bad argument #1 to 'decode' (expected 1 argument)", 1),
+    ("return cjson.decode({})",
+     "ERR user_script:1: bad argument #1 to 'decode' (string expected, got table)", 1),
+    ("return cjson.decode('[1,2')",
+     "ERR user_script:1: Expected comma or array end but found T_END at character 5", 1),
+    ("return cjson.decode('  ')",
+     "ERR user_script:1: Expected value but found T_END at character 3", 1),
+    ("return cjson.decode('[1,]')",
+     "ERR user_script:1: Expected value but found T_ARR_END at character 4", 1),
+    ("return cjson.decode('{\"a\" 1}')",
+     "ERR user_script:1: Expected colon but found T_NUMBER at character 6", 1),
+    ("return cjson.decode('[1] x')",
+     "ERR user_script:1: Expected the end but found invalid token at character 5", 1),
+    ("return cjson.decode('-')",
+     "ERR user_script:1: Expected value but found invalid number at character 1", 1),
+    ("return cjson.decode('\"a\\\\qb\"')",
+     "ERR user_script:1: Expected value but found invalid escape code at character 3", 1),
+    ("return cjson.decode('\"\\\\ud800\"')",
+     "ERR user_script:1: Expected value but found invalid unicode escape code at character 2", 1),
+    ("return bit.band('x')",
+     "ERR user_script:1: bad argument #1 to 'band' (number expected, got string)", 1),
+    ("return bit.band()",
+     "ERR user_script:1: bad argument #1 to 'band' (number expected, got no value)", 1),
+    ("return bit.lshift(1)",
+     "ERR user_script:1: bad argument #2 to 'lshift' (number expected, got no value)", 1),
+    ("return bit.tohex(nil)",
+     "ERR user_script:1: bad argument #1 to 'tohex' (number expected, got nil)", 1),
+    ("local f = bit.bor return f({})",
+     "ERR user_script:1: bad argument #1 to 'f' (number expected, got table)", 1),
+    ("error({err = 5})", "5", 1),
+    ("error({err = 'a\\nb'})", "a b", 1),
 ]
 
 

@@ -163,8 +163,14 @@ local function handler(e)
     level = level + 1
   end
   if type(e) == 'userdata' then
-    local text = pyerr(e)
-    if text then e = {err = text, ignore_err_stats_update = true} end
+    local text, is_table, counted = pyerr(e)
+    if is_table and counted then
+      e = {err = text}
+    elseif is_table then
+      e = {err = text, ignore_error_stats_update = true}
+    elseif text then
+      e = text
+    end
   end
   if type(e) ~= 'table' then e = {err = 'ERR ' .. tostring(e)} end
   if info then
@@ -174,19 +180,8 @@ local function handler(e)
   return e
 end
 
-local cjson = {
-  encode = function(v)
-    local ok, out = json_encode(v)
-    if not ok then error(out, 2) end
-    return out
-  end,
-  decode = function(s)
-    local ok, out = json_decode(s)
-    if not ok then error(out, 2) end
-    return out
-  end,
-  null = null,
-}
+-- Python callables too: C functions to Lua, whose errors name the line calling them.
+local cjson = {encode = json_encode, decode = json_decode, null = null}
 
 for _, name in ipairs({'assert', 'collectgarbage', 'error', 'gcinfo', 'getmetatable',
                        'ipairs', 'next', 'pairs', 'rawequal', 'rawget', 'rawset', 'select',
@@ -369,11 +364,30 @@ return load_library, call
 
 class CallError(Exception):
     """Raised by the redis library's Python functions: a Lua error whose message is the
-    error table ``{err = text}`` (the prelude's handler and pcall unwrap it)."""
+    error table ``{err = text}`` (the prelude's handler and pcall unwrap it). ``counted``:
+    no command ran and counted it, so the table has no ignore_error_stats_update (the
+    script's error reply counts in the error statistics)."""
+
+    counted = False
 
     def __init__(self, text):
         super().__init__(text)
         self.text = text if type(text) is bytes else text.encode()
+
+
+class ArgumentError(CallError):
+    """redis.call / redis.pcall refused its arguments before any command ran."""
+
+    counted = True
+
+
+class StringError(Exception):
+    """Raised by the bit and cjson functions: a Lua error whose message is a string, the
+    position of the calling line already in front (``luaL_error``'s)."""
+
+    def __init__(self, text: bytes):
+        super().__init__(text)
+        self.text = text
 
 
 def _no_attribute(obj, name, value=None):
@@ -408,7 +422,15 @@ class Engine:
             b"set_repl": self._set_repl, b"acl_check_cmd": self._acl_check_cmd,
             b"error_text": self._error_text, b"version": version.encode(),
             b"version_num": (major << 16) | (minor << 8) | patch})
-        bitlib = self.table_from({k.encode(): v for k, v in libs.BIT.items()})
+        # The calling frame of a library function (which is a C function to Lua): its name
+        # as the call site spells it, and luaL_where's "source:line: " of the caller.
+        self._caller = self.lua.eval("""function()
+          local f, at = debug.getinfo(2, 'n'), debug.getinfo(3, 'Sl')
+          local where = ''
+          if at and at.currentline > 0 then where = at.short_src .. ':' .. at.currentline .. ': ' end
+          return f and f.name, f and f.namewhat, where
+        end""")
+        bitlib = self.table_from({k.encode(): self._lib(k, v) for k, v in libs.BIT.items()})
         # Outside the sandbox, for the conversions only: a table's metatable, and a plain
         # copy of its own fields (lua_next reads raw).
         self._metatable = self.lua.eval("debug.getmetatable")
@@ -416,11 +438,13 @@ class Engine:
             "function(t) local c = {} for k, v in next, t do c[k] = v end return c end")
         setup = self.lua.eval("function(...) " + _PRELUDE + " end")
         self._compile, self._run, self.null = setup(
-            py, bitlib, self._json_encode, self._json_decode)
+            py, bitlib, self._lib("encode", self._json_encode),
+            self._lib("decode", self._json_decode))
         # Functions (FUNCTION LOAD, FCALL) get a sandbox of their own, as Redis gives them
         # a Lua state of their own; cjson.null is the same value in both.
         self._load_library, self._call_function = setup(
-            py, bitlib, self._json_encode, self._json_decode, True, self.null)
+            py, bitlib, self._lib("encode", self._json_encode),
+            self._lib("decode", self._json_decode), True, self.null)
 
     # --- the cache -----------------------------------------------------------------------
     def load(self, body: bytes) -> str:
@@ -496,16 +520,18 @@ class Engine:
         return reply
 
     def _marked(self, err) -> bool:
-        return self._type(err) == "table" and err[b"ignore_err_stats_update"] is True
+        return self._type(err) == "table" and err[b"ignore_error_stats_update"] is True
 
     def _failure(self, label: str, err) -> str:
         """The text of a script that raised: its message, then where, as Redis writes it."""
         if self._type(err) != "table":
             return "ERR " + _text(err)
         msg = err[b"err"]
-        if type(msg) is not bytes:
+        if type(msg) in (int, float):
+            msg = _num_text(msg).encode()
+        elif type(msg) is not bytes:
             return "ERR unknown error"
-        text = _text(msg)
+        text = _one_line(_text(msg))
         source, line = err[b"source"], err[b"line"]
         if source is not None and line is not None:
             text += f" script: {label}, on {_text(source)}:{_num_text(line)}."
@@ -535,10 +561,10 @@ class Engine:
             v = self._raw_copy(v)
         err = v[b"err"]
         if type(err) is bytes:
-            return ErrorReply(_text(err))
+            return ErrorReply(_one_line(_text(err)))
         ok = v[b"ok"]
         if type(ok) is bytes:
-            return Simple(ok)
+            return Simple(ok.replace(b"\r", b" ").replace(b"\n", b" "))
         d = v[b"double"]
         if d is not None and type(d) in (int, float):
             return float(d)
@@ -569,7 +595,8 @@ class Engine:
     # --- reply -> Lua --------------------------------------------------------------------
     def _argv(self, args) -> list:
         if not args:
-            raise CallError("ERR Please specify at least one argument for this redis lib call")
+            raise ArgumentError("ERR Please specify at least one argument for this redis lib "
+                                "call")
         argv = []
         for a in args:
             t = type(a)
@@ -579,7 +606,8 @@ class Engine:
                 # Redis formats a number argument with %.17g (Lua's own %.14g loses digits).
                 argv.append(b"%.17g" % a)
             else:
-                raise CallError("ERR Lua redis lib command arguments must be strings or integers")
+                raise ArgumentError("ERR Lua redis lib command arguments must be strings or "
+                                    "integers")
         return argv
 
     def _redis_call(self, *args):
@@ -590,12 +618,13 @@ class Engine:
 
     def _redis_pcall(self, *args):
         try:
-            ok, reply = self._call(self._argv(args))
-        except CallError as exc:
-            ok, reply = False, exc.text
+            argv = self._argv(args)
+        except ArgumentError as exc:
+            return self.table_from({b"err": exc.text})
+        ok, reply = self._call(argv)
         if not ok:
             text = reply if type(reply) is bytes else reply.encode()
-            return self.table_from({b"err": text, b"ignore_err_stats_update": True})
+            return self.table_from({b"err": text, b"ignore_error_stats_update": True})
         return self._to_lua(reply)
 
     def _to_lua(self, reply):
@@ -660,12 +689,15 @@ class Engine:
     # --- the redis library's Python side -------------------------------------------------
     @staticmethod
     def _error_text(e):
-        """The error table text of an exception raised by the Python side, else nil."""
+        """For an exception raised by the Python side: its text and whether it stands for
+        an error table (else a string message); nil for any other error value."""
         if isinstance(e, CallError):
-            return e.text
+            return e.text, True, e.counted
+        if isinstance(e, StringError):
+            return e.text, False
         if isinstance(e, BaseException):  # a bug: reported, not crashing the server
             log.error("Lua bridge failure", exc_info=e)
-            return b"ERR internal error in the Lua bridge"
+            return b"ERR internal error in the Lua bridge", True
         return None
 
     def _acl_check_cmd(self, *args):
@@ -679,8 +711,10 @@ class Engine:
         if len(args) != 1:
             raise CallError("ERR wrong number of arguments")
         data = args[0]
-        if type(data) is not bytes:
-            data = _text(data).encode()
+        if type(data) in (int, float):
+            data = _num_text(data).encode()
+        elif type(data) is not bytes:
+            data = b""  # lua_tolstring gives nothing for other types: the empty digest
         return hashlib.sha1(data).hexdigest().encode()
 
     @staticmethod
@@ -711,17 +745,61 @@ class Engine:
             raise CallError("ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, "
                             "REPL_ALL or REPL_NONE.")
 
-    def _json_encode(self, value):
-        try:
-            return True, libs.json_encode(value, self._type)
-        except libs.JsonError as exc:
-            return False, str(exc).encode()
+    def _json_encode(self, *args):
+        if len(args) != 1:
+            raise libs.ArgError(1, "expected 1 argument", got=False)
+        return libs.json_encode(args[0], self._type)
 
-    def _json_decode(self, data):
-        try:
-            return True, libs.json_decode(data, self.lua, self.null)
-        except libs.JsonError as exc:
-            return False, str(exc).encode()
+    def _json_decode(self, *args):
+        if len(args) != 1:
+            raise libs.ArgError(1, "expected 1 argument", got=False)
+        data = args[0]
+        if type(data) in (int, float):
+            data = _num_text(data).encode()
+        elif type(data) is not bytes:
+            raise libs.ArgError(1, "string expected")
+        return libs.json_decode(data, self.lua, self.null)
+
+    # --- library functions ---------------------------------------------------------------
+    def _lib(self, name: str, fn):
+        """``fn`` as a function of a script library: its Lua errors (libs.LuaError) become
+        string errors with luaL_error's and luaL_argerror's decorations."""
+        def lib_call(*args):
+            try:
+                return fn(*args)
+            except libs.LuaError as exc:
+                raise self._string_error(exc, args) from None
+        return lib_call
+
+    def _string_error(self, exc, args) -> StringError:
+        called, namewhat, where = self._caller()
+        text = exc.text
+        if isinstance(exc, libs.ArgError):
+            index = exc.index
+            if namewhat == b"method":
+                index -= 1  # the call passed self as argument #1
+            if exc.got:
+                got = (self._type_name(args[exc.index - 1]) if exc.index <= len(args)
+                       else "no value")
+                text = f"{text}, got {got}"
+            shown = _text(called) if called is not None else "?"
+            if index == 0:
+                text = f"calling '{shown}' on bad self ({text})"
+            else:
+                text = f"bad argument #{index} to '{shown}' ({text})"
+        return StringError(where + text.encode("utf-8", "surrogateescape"))
+
+    def _type_name(self, v) -> str:
+        t = type(v)
+        if v is None:
+            return "nil"
+        if t is bool:
+            return "boolean"
+        if t is int or t is float:
+            return "number"
+        if t is bytes:
+            return "string"
+        return self._type(v) or "userdata"
 
 
 def _number(v):
@@ -744,10 +822,14 @@ def _text(v) -> str:
     return str(v)
 
 
+def _one_line(text: str) -> str:
+    """An error or status text as Redis sends it: CR and LF become spaces."""
+    return text.replace("\r", " ").replace("\n", " ")
+
+
 def _num_text(v) -> str:
-    """A Lua number as Lua 5.1 prints it (``%.14g``)."""
-    if type(v) is int:
-        return str(v)
+    """A Lua number as Lua 5.1 prints it (``%.14g``, integers too: 2^53 is
+    9.007199254741e+15)."""
     return "%.14g" % v
 
 
