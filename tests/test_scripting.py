@@ -654,3 +654,21 @@ def test_code_compiled_by_loadstring_is_named_by_its_source(wire):
         assert wire("EVAL", body, "0") == (
             b"-ERR [string \"return os\"]:1: Script attempted to access nonexistent global "
             b"variable 'os' script: " + sha(body).encode() + b", on return os:1.\r\n")
+
+
+def test_a_refused_script_command_counts_as_one_rejected_error(r):
+    # Recorded from 7.0.15: the refusal is counted once (an unknown command has no
+    # command statistics to count it in); EVAL's reply with it does not count again.
+    for body, ro, refused in (("return redis.call('nosuch')", False, None),
+                              ("return redis.pcall('multi')", False, "multi"),
+                              ("return redis.call('get')", False, "get"),
+                              ("return redis.pcall('set', 'a', 'b')", True, "set")):
+        r.config_resetstat()
+        with pytest.raises(redis.ResponseError):
+            r.execute_command("EVAL_RO" if ro else "EVAL", body, 0)
+        assert r.info("errorstats") == {"errorstat_ERR": {"count": 1}}
+        assert r.info("stats")["total_error_replies"] == 1
+        stats = r.info("commandstats")
+        assert stats["cmdstat_eval_ro" if ro else "cmdstat_eval"]["failed_calls"] == 1
+        if refused:
+            assert stats[f"cmdstat_{refused}"]["rejected_calls"] == 1

@@ -38,25 +38,27 @@ def lua_engine(ctx) -> Engine:
     return engine
 
 
-def _resolve(argv: list):
-    """The command a script's ``redis.call`` names, or the error text refusing it."""
+def _resolve(argv: list) -> tuple:
+    """``(command, None)`` for the command a script's ``redis.call`` names, or ``(command
+    or None, error text)`` when it is refused (the command when one was found: it counts
+    the refusal as a rejected call)."""
     cmd = DISPATCH.get(argv[0]) or DISPATCH.get(argv[0].lower())
     if cmd is None:
-        return _UNKNOWN
+        return None, _UNKNOWN
     if cmd.handler is None:
         if cmd.protected:
             cmd = cmd.bare
         elif len(argv) >= 2:
             cmd = cmd.subcommands.get(argv[1].lower())
             if cmd is None:
-                return _UNKNOWN
+                return None, _UNKNOWN
         elif cmd.bare is not None:
             cmd = cmd.bare
     if not cmd.arity_ok(len(argv)):
-        return _ARITY
+        return cmd, _ARITY
     if "noscript" in cmd.flags:
-        return _NOT_ALLOWED
-    return cmd
+        return cmd, _NOT_ALLOWED
+    return cmd, None
 
 
 def _run(ctx, engine: Engine, sha: str, argv: list, read_only: bool):
@@ -76,10 +78,14 @@ def run_script(ctx, engine: Engine, argv: list, read_only: bool, start):
     script_call = server.script_call
 
     def call(cargv):
-        cmd = _resolve(cargv)
-        if type(cmd) is str:
-            return False, cmd
+        cmd, refusal = _resolve(cargv)
+        if refusal is not None:
+            # A refusal counts as the error of a rejected call, as in Redis (EVAL's reply
+            # with it does not count again).
+            server.script_refused(cmd, refusal)
+            return False, refusal
         if read_only and not _WRITING.isdisjoint(cmd.flags):
+            server.script_refused(cmd, _READ_ONLY)
             return False, _READ_ONLY
         ctx.resp = engine.resp
         reply = script_call(ctx, cmd, cargv)
@@ -88,7 +94,7 @@ def run_script(ctx, engine: Engine, argv: list, read_only: bool, start):
         return True, reply
 
     def known(cargv):
-        return _resolve(cargv) != _UNKNOWN
+        return _resolve(cargv)[1] != _UNKNOWN
 
     ctx.blocking_allowed = False
     try:

@@ -547,6 +547,13 @@ class Server:
             # A monitor's own command: the line follows the reply, written with it.
             send_out(monitor, line, limits, flush=monitor is not client)
 
+    def script_refused(self, cmd, text: str) -> None:
+        """A script's redis.call refused ``cmd`` (None: no such command) with ``text``:
+        one error reply and, for a known command, one rejected call."""
+        if cmd is not None:
+            cmd.rejected_calls += 1
+        self._error(text)
+
     def _failed(self, cmd, argv, exc: Exception) -> ErrorReply:
         """The reply to a handler that raised: its error text, or, for a bug in the
         handler, a generic error (the bug is logged; the connection stays up)."""
