@@ -277,3 +277,49 @@ def test_reads_spread_over_more_nodes_than_fit_stop_encoding_them_whole(monkeypa
         assert encoder._admit == peak // 2
     finally:
         encoder.set_node_cache_budget(budget)
+
+
+def test_the_node_cache_accounts_exactly_under_threads():
+    # Embedded servers encode on threads of their own; the cache's bookkeeping is shared.
+    import random
+    import sys
+    import threading
+
+    from streamd.protocol import encoder
+
+    entries = [(m, 0, [b"v" * 30]) for m in range(1, 21)]
+    spans = [_span(entries, (b"f",), 0, 20, False) for _ in range(40)]
+    want = to_bytes(Entries([spans[0]], 20))
+    errors = []
+
+    def reader(seed):
+        rnd = random.Random(seed)
+        try:
+            for _ in range(3000):
+                span = rnd.choice(spans)
+                j = rnd.randrange(0, 19)
+                got = to_bytes(Entries([span[:5] + (j, 20, False, span[8])], 20 - j))
+                if got != to_bytes(Entries([spans[0][:5] + (j, 20, False, _Holder())],
+                                           20 - j)):
+                    errors.append((seed, j))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    budget, switch = encoder._cache_budget, sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(1e-6)  # threads switch every few bytecodes: races show
+        encoder.set_node_cache_budget(0)
+        encoder.set_node_cache_budget(20_000)  # a dozen nodes of forty: constant eviction
+        threads = [threading.Thread(target=reader, args=(seed,)) for seed in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors[:3]
+        cached = [s[8].memo for s in spans if type(s[8].memo) is list]
+        assert encoder.node_cache_usage() == (
+            len(cached), sum(len(m[0]) + 4 * len(m[1]) for m in cached))
+        assert to_bytes(Entries([spans[0]], 20)) == want
+    finally:
+        sys.setswitchinterval(switch)
+        encoder.set_node_cache_budget(budget)

@@ -8,6 +8,7 @@ single buffer and written once. The type checks are ordered by frequency on the 
 from __future__ import annotations
 
 import re
+import threading
 import weakref
 from array import array
 from collections import deque
@@ -187,16 +188,28 @@ def node_cache_usage() -> tuple[int, int]:
     return _cache_live, _cache_used
 
 
+# The cache's bookkeeping is shared by every server of the process (embedded servers run
+# on threads of their own) and by the weakref callbacks of nodes that die: one lock. Reads
+# of cached encodings take no lock; they only read a node's memo.
+_cache_lock = threading.RLock()
+
+
 def _uncount(entry: _Cached) -> None:
     global _cache_used, _cache_live
-    if entry.size:
-        _cache_used -= entry.size
-        _cache_live -= 1
-        entry.size = 0
-        entry.memo = None
+    with _cache_lock:
+        if entry.size:
+            _cache_used -= entry.size
+            _cache_live -= 1
+            entry.size = 0
+            entry.memo = None
 
 
 def _cache_room(size: int) -> None:
+    with _cache_lock:
+        _make_room(size)
+
+
+def _make_room(size: int) -> None:
     global _admit
     while _cached and _cache_used + size > _cache_budget:
         entry = _cached.popleft()
@@ -247,15 +260,19 @@ def _cache_node(ms, seq, names, data, offs, node, taking: int) -> list | None:
     if size > _cache_budget:
         node.memo = None
         return None
-    _cache_room(size)
-    if len(_cached) > 2 * _cache_live + 1024:  # mostly entries of nodes gone since
-        _cached = deque(entry for entry in _cached if entry.size)
-    memo = node.memo = [bytes(out), bounds, -taking]
-    entry = _Cached(node, _uncount)
-    entry.memo, entry.size = memo, size
-    _cached.append(entry)
-    _cache_used += size
-    _cache_live += 1
+    memo = [bytes(out), bounds, -taking]
+    with _cache_lock:
+        if type(node.memo) is list:  # another server's thread encoded it meanwhile
+            return node.memo
+        _make_room(size)
+        if len(_cached) > 2 * _cache_live + 1024:  # mostly entries of nodes gone since
+            _cached = deque(entry for entry in _cached if entry.size)
+        node.memo = memo
+        entry = _Cached(node, _uncount)
+        entry.memo, entry.size = memo, size
+        _cached.append(entry)
+        _cache_used += size
+        _cache_live += 1
     return memo
 
 
