@@ -137,16 +137,19 @@ def _span(entries: list, names: tuple, j: int, stop: int, reverse: bool, buffer=
         for v in values:
             data += v
             offs.append(len(data))
-    return (ms, seq, names, buffer(data), offs, j, stop, reverse, _Holder())
+    data = buffer(data)
+    return (ms, seq, names, data, offs, j, stop, reverse, _Holder(data))
 
 
 class _Holder:
-    """What a span's last element is to the encoder: the node whose ``memo`` it may use."""
+    """What a span's last element is to the encoder: the node whose ``memo`` it may use,
+    and whose buffer the span's must still be for the node to be encoded whole."""
 
-    __slots__ = ("memo", "__weakref__")
+    __slots__ = ("memo", "data", "__weakref__")
 
-    def __init__(self):
+    def __init__(self, data):
         self.memo = 0
+        self.data = data
 
 
 @pytest.mark.parametrize("reverse", [False, True])

@@ -600,3 +600,28 @@ class StreamModel(RuleBasedStateMachine):
 StreamModel.TestCase.settings = settings(max_examples=150, stateful_step_count=60,
                                          deadline=None)
 TestStreamModel = StreamModel.TestCase
+
+
+def test_a_read_encoded_after_its_sealed_node_gained_slots_caches_nothing_stale():
+    # A transaction's replies are encoded after all its commands ran: here three reads of
+    # the sealed node [1..3] wait while the tail [4] is deleted and 5-0 joins [1..3]. The
+    # reads show 1..3; encoding them must not cache [1..3] whole from their buffer, which
+    # lacks 5-0 (the reads of the node once sealed again would show 5-0 with no value).
+    s = Stream()
+    for ms in (1, 2, 3):
+        s.append(make_id(ms, 0), [b"f", b"v%d" % ms], 100, 80)
+    s.append(make_id(4, 0), [b"f", b"x" * 60], 100, 80)  # too big to join [1..3]
+    assert s.node_sizes() == [(3, 0), (1, 0)]
+    pending = [s.runs(0, make_id(3, 0)) for _ in range(3)]
+    assert s.delete(make_id(4, 0))
+    s.append(make_id(5, 0), [b"f", b"new5"], 100, 80)
+    assert s.node_sizes() == [(4, 0)]
+    for runs in pending:
+        assert to_bytes(runs_reply(runs)) == to_bytes([[b"%d-0" % m, [b"f", b"v%d" % m]]
+                                                       for m in (1, 2, 3)])
+    for ms in range(6, 10):  # [1..5] is sealed again
+        s.append(make_id(ms, 0), [b"f", b"y" * 30], 100, 80)
+    want = to_bytes([[b"%d-0" % m, [b"f", b"v%d" % m]] for m in (1, 2, 3)]
+                    + [[b"5-0", [b"f", b"new5"]]])
+    for _ in range(3):  # read, encoded whole, then served from that encoding
+        assert to_bytes(runs_reply(s.runs(0, make_id(5, 0)))) == want

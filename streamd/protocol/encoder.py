@@ -288,8 +288,11 @@ def _encode_span(span: tuple, out: bytearray) -> None:
         if type(memo) is not list and stop - j > 1 and memo is not None:
             if memo < len(ms) * _admit:
                 node.memo = memo + stop - j
-            else:
+            elif node.data is data:
                 memo = _cache_node(ms, seq, names, data, offs, node, stop - j)
+            # else the node was appended to since this span was read (its replies wait for
+            # the end of a transaction or script): the arrays it shares with the node hold
+            # slots its buffer does not, so it may encode only its own slots.
         if type(memo) is list:
             enc, bounds, served = memo
             if stop < len(bounds):
