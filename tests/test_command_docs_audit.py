@@ -113,3 +113,12 @@ def test_swapdb_is_documented_under_server(call):
     # The group does not change its categories: @keyspace stays.
     info = call("COMMAND", "INFO", "swapdb")
     assert info[0][6] == [b"@keyspace", b"@write", b"@fast", b"@dangerous"]
+
+
+def test_config_set_takes_parameter_value_pairs(call):
+    # A block of two strings: redis-cli's hint reads "parameter value [parameter value ...]".
+    # Redis 7.2 renamed the block from parameter_value to data; its shape stayed.
+    (data,) = _args(_docs(call, "config|set"))
+    assert data[b"type"] == b"block" and data[b"flags"] == [b"multiple"]
+    assert [(a[b"name"], a[b"type"]) for a in data[b"arguments"]] == [
+        (b"parameter", b"string"), (b"value", b"string")]

@@ -17,7 +17,8 @@ from .connection import client_memory
 from .keyutil import glob_match
 from .latencystats import command_usec, percentiles_line, total_calls, tracked
 from .errors import CommandError
-from .table import TABLE, command, every_command, help_command, oneof, pattern, string, token
+from .table import (TABLE, block, command, every_command, help_command, oneof, pattern, string,
+                    token)
 
 # --- INFO --------------------------------------------------------------------------------
 
@@ -319,7 +320,7 @@ def config_get(ctx, argv):
          since="2.0.0",
          summary="Sets configuration parameters in-flight.",
          complexity="O(N) when N is the number of configuration parameters provided",
-         args=(string("data", multiple=True),),
+         args=(block("data", string("parameter"), string("value"), multiple=True),),
          history=(
              ("7.0.0", "Added the ability to set multiple parameters in one call."),
          ))
