@@ -3,7 +3,11 @@ plugin's fixtures (``streamd.pytest_plugin``)."""
 
 from __future__ import annotations
 
+import logging
+import os
 import socket
+import subprocess
+import sys
 
 import pytest
 import redis
@@ -73,3 +77,28 @@ def test_the_pytest_plugin_gives_each_test_empty_databases(pytester, monkeypatch
     """)
     result = pytester.runpytest_inprocess("-p", "streamd.pytest_plugin", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
+
+
+@pytest.mark.streamd_only
+def test_an_embedded_server_prints_nothing_when_the_program_has_no_logging(tmp_path):
+    # A program that never configured logging: a normal start and stop leaves its stderr
+    # clean (the shutdown lines go to the "streamd" logger, for programs that want them).
+    script = tmp_path / "embed_quiet.py"
+    script.write_text(
+        "import redis\n"
+        "from streamd.embed import EmbeddedServer\n"
+        "with EmbeddedServer() as srv:\n"
+        "    redis.Redis.from_url(srv.url).xadd('orders', {'item': 'book'})\n"
+        "print('done')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "done\n", "")
+
+
+@pytest.mark.streamd_only
+def test_an_embedded_servers_log_reaches_the_programs_handlers(caplog):
+    with caplog.at_level(logging.INFO, logger="streamd"):
+        with EmbeddedServer():
+            pass
+    assert "User requested shutdown (embedded stop)..." in caplog.messages
