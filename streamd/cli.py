@@ -138,6 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     log.info("oO0OoO0OoO0Oo streamd is starting oO0OoO0OoO0Oo")
     log.info("streamd version=%s, Redis API=%s, bits=64, pid=%d, just started",
              __version__, REDIS_VERSION, os.getpid())
+    if config["daemonize"]:
+        # A redis.conf copied as it is often says so; without this line the start looks
+        # as if it hung, where redis-server would have forked and returned.
+        log.warning("daemonize yes is not supported: streamd stays in the foreground "
+                    "(start it with & or under a process supervisor)")
     loop = new_event_loop()
     log.info("Event loop: %s", type(loop).__module__.split(".")[0])
     try:

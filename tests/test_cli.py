@@ -57,6 +57,17 @@ def test_sigint_is_graceful():
     assert code == 0 and "SIGINT" in out
 
 
+def test_daemonize_yes_is_announced_and_the_server_stays_in_the_foreground():
+    proc, port, lines = start("--port", "0", "--daemonize", "yes")
+    log = "".join(lines)
+    assert re.search(r"^\d+:M .* # daemonize yes is not supported: streamd stays in the "
+                     r"foreground", log, re.M), log
+    client = redis.Redis(port=port)
+    assert client.config_get("daemonize") == {"daemonize": "yes"}
+    client.close()
+    assert stop(proc)[0] == 0
+
+
 def test_shutdown_command():
     proc, port, _ = start("--port", "0")
     client = redis.Redis(port=port)
