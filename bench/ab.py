@@ -188,11 +188,13 @@ def compare(name: str, clients: dict, rounds: int, cold: bool = False) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.ab")
     ap.add_argument("--base", default="HEAD", help="git revision to compare with (default HEAD)")
-    ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--rounds", type=int, default=40,
+                    help="rounds; each feeds both versions the same reads (default 40)")
     ap.add_argument("--cold", action="store_true",
                     help="pause 100 µs before every read, as an unpipelined client's server "
                          "idles between requests (cold caches), and compare medians")
-    ap.add_argument("workloads", nargs="*", default=list(WORKLOADS))
+    ap.add_argument("workloads", nargs="*", default=list(WORKLOADS), metavar="workload",
+                    help="default: all of " + " ".join(WORKLOADS))
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="streamd-ab-") as tmp:
         tmp = Path(tmp)
