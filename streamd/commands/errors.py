@@ -75,6 +75,9 @@ def command_not_allowed(name: str, option: str) -> str:
             "this option in the configuration file, and then restart the server.")
 
 
+MODULE_LOAD_FAILED = "ERR Error loading the extension. Please check the server logs."
+
+
 def unknown_subcommand(sub: bytes | str, container: str) -> str:
     return f"ERR unknown subcommand '{_show(sub)}'. Try {container.upper()} HELP."
 

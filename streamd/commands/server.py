@@ -722,3 +722,66 @@ def monitor(ctx, argv):
         return NO_REPLY
     ctx.server.add_monitor(ctx)
     return OK
+
+
+# --- MODULE ------------------------------------------------------------------------------
+# streamd has no modules and cannot load Redis's (they are C shared objects built against
+# its module API). MODULE LIST answers as a server without modules, which is what clients
+# and tools that probe for RediSearch, RedisJSON ... ask before they use them; LOAD, LOADEX
+# and UNLOAD answer as Redis does when the load or unload fails.
+
+command("module", -2, "", group="server", since="4.0.0",
+        summary="A container for module commands.", complexity="Depends on subcommand.",
+        container=True)
+
+
+@command("module|list", 2, "admin noscript", tips="nondeterministic_output_order",
+         group="server", since="4.0.0", summary="Returns all loaded modules.",
+         complexity="O(N) where N is the number of loaded modules.")
+def module_list(ctx, argv):
+    """MODULE LIST"""
+    return []
+
+
+@command("module|load", -3, "admin noscript no_async_loading", group="server",
+         since="4.0.0", summary="Loads a module.", complexity="O(1)",
+         args=(string("path"), string("arg", optional=True, multiple=True)),
+         protected="enable-module-command")
+def module_load(ctx, argv):
+    """MODULE LOAD path [arg [arg ...]]"""
+    raise CommandError(E.MODULE_LOAD_FAILED)
+
+
+@command("module|loadex", -3, "admin noscript no_async_loading", group="server",
+         since="7.0.0", summary="Loads a module using extended parameters.",
+         complexity="O(1)",
+         args=(string("path"),
+               block("configs", string("name"), string("value"), token="CONFIG",
+                     optional=True, multiple=True, multiple_token=True),
+               block("args", string("arg"), token="ARGS", optional=True, multiple=True)),
+         protected="enable-module-command")
+def module_loadex(ctx, argv):
+    """MODULE LOADEX path [CONFIG name value [CONFIG name value ...]] [ARGS arg [arg ...]]
+
+    Redis 7.0 reports the failed load whatever follows the path."""
+    raise CommandError(E.MODULE_LOAD_FAILED)
+
+
+@command("module|unload", 3, "admin noscript no_async_loading", group="server",
+         since="4.0.0", summary="Unloads a module.", complexity="O(1)",
+         args=(string("name"),), protected="enable-module-command")
+def module_unload(ctx, argv):
+    """MODULE UNLOAD name"""
+    raise CommandError("ERR Error unloading module: no such module with that name")
+
+
+help_command("module", "server", "5.0.0", (
+    "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LIST", "    Return a list of loaded modules.",
+    "LOAD <path> [<arg> ...]",
+    "    Load a module library from <path>, passing to it any optional arguments.",
+    "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+    "    Load a module library from <path>, while passing it module configurations and "
+    "optional arguments.",
+    "UNLOAD <name>", "    Unload a module.",
+    "HELP", "    Prints this help."))

@@ -395,12 +395,14 @@ class Server:
                     client.last_cmd = "NULL"
                     return self._reject(client, E.unknown_subcommand(argv[1], cmd.name), None)
                 cmd = sub
+                guard = sub.protected  # MODULE LOAD: one subcommand guarded, not its siblings
         client.last_cmd = cmd.name
         arity = cmd.arity
         if (len(argv) != arity) if arity > 0 else (len(argv) < -arity):
             return self._reject(client, E.wrong_arity(cmd.name), cmd, argv)
         if guard and not protected_allowed(self.config[guard], client.addr):
-            return self._reject(client, E.command_not_allowed(cmd.name, guard), cmd, argv)
+            return self._reject(client, E.command_not_allowed((cmd.parent or cmd).name, guard),
+                                cmd, argv)
         if client.special:  # not authenticated, inside MULTI, paused or a RESP2 subscriber
             if not client.authenticated and cmd.name not in _NO_AUTH:
                 return self._reject(client, E.NOAUTH, cmd, argv)
