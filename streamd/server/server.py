@@ -46,6 +46,8 @@ log = logging.getLogger("streamd")
 # Commands a client may run before AUTH, and the ones MULTI executes instead of queueing.
 _NO_AUTH = frozenset({"auth", "hello", "quit", "reset"})
 _CLOSED = object()  # _resolve's answer when the request closed the connection
+# First words of an HTTP request that Redis takes for an attack (see Server._cross_protocol).
+_CROSS_PROTOCOL = frozenset((b"post", b"host:"))
 _POSTPONED = object()  # _resolve's answer when CLIENT PAUSE holds the request
 _NOT_QUEUED = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 
@@ -147,6 +149,7 @@ class Server:
         # The function libraries (commands/functions.py), made by the first FUNCTION LOAD.
         self.functions = None
         self.acl_log = AclLog()
+        self._security_logged: float | None = None  # when the last cross-protocol drop was logged
         self.latency = Latency()
         # Kept by config_changed, in microseconds (NEVER: off): slowlog-log-slower-than,
         # latency-monitor-threshold, and the lower of the two, the one test a command pays
@@ -376,6 +379,8 @@ class Server:
         if cmd is None:
             cmd = DISPATCH.get(name.lower())
             if cmd is None:
+                if name.lower() in _CROSS_PROTOCOL:
+                    return self._cross_protocol(client)
                 client.last_cmd = "NULL"
                 return self._reject(client, E.unknown_command(name, argv[1:]), None)
         guard = ""
@@ -570,6 +575,21 @@ class Server:
         code = text.split(" ", 1)[0]
         self.stat_errors[code] = self.stat_errors.get(code, 0) + 1
         return ErrorReply(text)
+
+    def _cross_protocol(self, client: Client):
+        """An HTTP request's ``POST`` or ``Host:`` line: a web page making a browser send
+        commands to a local server (cross-protocol scripting). As Redis does, the
+        connection is dropped with nothing written (not even the replies to the requests
+        before it in the same read), counted nowhere, and logged at most once a minute."""
+        now = time.monotonic()
+        if self._security_logged is None or now - self._security_logged > 60:
+            self._security_logged = now
+            log.warning("Possible SECURITY ATTACK detected. It looks like somebody is "
+                        "sending POST or Host: commands to Redis. This is likely due to an "
+                        "attacker attempting to use Cross Protocol Scripting to compromise "
+                        "your Redis instance. Connection aborted.")
+        client.abort()
+        return _CLOSED
 
     def _reject(self, client: Client, text: str, cmd, argv=None):
         if cmd is not None:
