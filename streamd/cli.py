@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-from . import REDIS_VERSION, __version__
+from . import REDIS_VERSION, VERBOSE, __version__
 from .config import Config, ConfigFileError, _repr, read_config_file
 from .server.loop import new_event_loop
 
@@ -20,10 +20,10 @@ Options are redis.conf keys with two leading dashes, for example:
   --port 0 picks a free port and logs the one chosen.
 """
 
-_LEVELS = {"debug": logging.DEBUG, "verbose": logging.DEBUG, "notice": logging.INFO,
+_LEVELS = {"debug": logging.DEBUG, "verbose": VERBOSE, "notice": logging.INFO,
            "warning": logging.WARNING, "nothing": logging.CRITICAL + 1}
-_MARKS = {logging.DEBUG: ".", logging.INFO: "*", logging.WARNING: "#", logging.ERROR: "#",
-          logging.CRITICAL: "#"}
+_MARKS = {logging.DEBUG: ".", VERBOSE: "-", logging.INFO: "*", logging.WARNING: "#",
+          logging.ERROR: "#", logging.CRITICAL: "#"}
 
 
 class _RedisFormatter(logging.Formatter):

@@ -68,6 +68,22 @@ def test_daemonize_yes_is_announced_and_the_server_stays_in_the_foreground():
     assert stop(proc)[0] == 0
 
 
+def test_loglevel_verbose_logs_connections_as_redis_does():
+    proc, port, _ = start("--port", "0", "--loglevel", "verbose")
+    client = redis.Redis(port=port, client_name="worker-1")
+    assert client.ping()
+    client.close()  # the peer closes: Redis logs its CLIENT LIST line
+    killer = redis.Redis(port=port)
+    killer.client_kill_filter(_type="normal", skipme=True)  # closed by the server: no line
+    code, out = stop(proc)
+    assert code == 0
+    accepted = re.findall(r"^\d+:M .* - Accepted 127\.0\.0\.1:(\d+)$", out, re.M)
+    closed = re.findall(r"^\d+:M .* - Client closed connection id=\d+ addr=127\.0\.0\.1:(\d+) "
+                        r"laddr=127\.0\.0\.1:\d+ .* name=(\S*) .* cmd=(\S+) ", out, re.M)
+    assert len(accepted) == 2, out
+    assert closed == [(accepted[0], "worker-1", "ping")], out
+
+
 def test_shutdown_command():
     proc, port, _ = start("--port", "0")
     client = redis.Redis(port=port)

@@ -17,6 +17,8 @@ import weakref
 from collections import deque
 from time import time as _now
 
+from .. import VERBOSE
+from ..commands.connection import client_line
 from ..commands.errors import CommandError
 from ..protocol.encoder import encode
 from ..protocol.reader import ProtocolError, QueryBufferFull, RequestReader
@@ -217,9 +219,13 @@ class Client(asyncio.Protocol):
         if isinstance(local, tuple):
             self.laddr = f"{local[0]}:{local[1]}"
         self.server.client_connected(self)
+        if log.isEnabledFor(VERBOSE):
+            log.log(VERBOSE, "Accepted %s", self.addr)
 
     def eof_received(self):
         self.io_reads += 1  # Redis counts the read that returns 0 bytes
+        if not self.closing and log.isEnabledFor(VERBOSE):  # the peer closed, not us
+            log.log(VERBOSE, "Client closed connection %s", client_line(self, _now()))
         return False  # close the transport
 
     def connection_lost(self, exc):

@@ -16,7 +16,7 @@ from collections import deque
 
 from time import perf_counter_ns, time_ns
 
-from .. import REDIS_VERSION, __version__
+from .. import REDIS_VERSION, VERBOSE, __version__
 from ..commands import load_commands
 from ..commands import errors as E
 from ..commands.blocking import Block
@@ -832,7 +832,7 @@ class Server:
 
     # --- lifecycle -----------------------------------------------------------------------
     def log_verbose(self, message: str) -> None:
-        log.debug(message)
+        log.log(VERBOSE, message)
 
     async def start(self, handle_signals: bool = False) -> None:
         self.loop = self.writes.loop = asyncio.get_running_loop()
