@@ -122,3 +122,14 @@ def test_config_set_takes_parameter_value_pairs(call):
     assert data[b"type"] == b"block" and data[b"flags"] == [b"multiple"]
     assert [(a[b"name"], a[b"type"]) for a in data[b"arguments"]] == [
         (b"parameter", b"string"), (b"value", b"string")]
+
+
+@pytest.mark.min_redis("7.2")
+def test_client_kill_skipme_is_a_choice_of_yes_or_no(call):
+    # redis-cli hints "[SKIPME YES|NO]" (Redis 7.0 documented it as a string "yes/no").
+    new = _find(_args(_docs(call, "client|kill")), b"filter")[b"arguments"][1]
+    skipme = next(a for a in new[b"arguments"] if a.get(b"token") == b"SKIPME")
+    assert (skipme[b"name"], skipme[b"type"], skipme[b"flags"]) == (
+        b"skipme", b"oneof", [b"optional"])
+    assert [(a[b"type"], a[b"token"]) for a in skipme[b"arguments"]] == [
+        (b"pure-token", b"YES"), (b"pure-token", b"NO")]

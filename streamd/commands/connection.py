@@ -406,7 +406,8 @@ def _positive(arg: bytes, not_integer: str, not_positive: str) -> int:
                            string("username", token="USER", optional=True),
                            string("ip:port", token="ADDR", optional=True),
                            string("ip:port", token="LADDR", optional=True, since="6.2.0"),
-                           string("skipme", token="SKIPME", optional=True),
+                           oneof("skipme", token("YES"), token("NO"), token="SKIPME",
+                                 optional=True),
                            integer("maxage", token="MAXAGE", optional=True,
                                    since="7.4.0"), multiple=True)),),
          history=(
