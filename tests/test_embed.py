@@ -102,3 +102,27 @@ def test_an_embedded_servers_log_reaches_the_programs_handlers(caplog):
         with EmbeddedServer():
             pass
     assert "User requested shutdown (embedded stop)..." in caplog.messages
+
+
+@pytest.mark.streamd_only
+@pytest.mark.parametrize("bind", ["127.0.0.1 -::1", "-192.0.2.1 127.0.0.1"])
+def test_optional_bind_addresses_are_skipped_when_missing(bind):
+    # redis.conf's own sample line is "bind 127.0.0.1 -::1": a "-" address that cannot be
+    # bound (192.0.2.1 is a documentation address, on no interface) is left out.
+    with EmbeddedServer(bind=bind) as srv:
+        assert redis.Redis(host="127.0.0.1", port=srv.port).ping() is True
+
+
+@pytest.mark.streamd_only
+@pytest.mark.parametrize("bind", ["192.0.2.1", "-192.0.2.1"])
+def test_a_bind_with_no_usable_address_fails_the_start(bind):
+    with pytest.raises(OSError):
+        EmbeddedServer(bind=bind).start()
+
+
+@pytest.mark.streamd_only
+def test_bind_words_as_redis_reads_them():
+    from streamd.server.server import listen_addresses
+
+    assert listen_addresses("* -::*") == [("0.0.0.0", False), ("::", True)]
+    assert listen_addresses("127.0.0.1 -::1") == [("127.0.0.1", False), ("::1", True)]

@@ -8,6 +8,7 @@ arity/auth/MULTI checks, the handler call, statistics and the reply's encoding.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import signal
@@ -46,6 +47,24 @@ log = logging.getLogger("streamd")
 # Commands a client may run before AUTH, and the ones MULTI executes instead of queueing.
 _NO_AUTH = frozenset({"auth", "hello", "quit", "reset"})
 _CLOSED = object()  # _resolve's answer when the request closed the connection
+# A "-" address of bind that fails with one of these is skipped, as Redis skips it.
+_OPTIONAL_BIND_ERRORS = frozenset((errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT,
+                                   errno.EPROTONOSUPPORT, errno.ENOPROTOOPT,
+                                   errno.ESOCKTNOSUPPORT, errno.EPFNOSUPPORT))
+
+
+def listen_addresses(bind: str) -> list[tuple[str, bool]]:
+    """``bind`` as redis.conf writes it, as (host, optional) pairs: ``*`` is every IPv4
+    address, ``::*`` every IPv6 one, and a leading ``-`` marks an address that may be
+    missing (Redis's default is ``* -::*``, its sample redis.conf's ``127.0.0.1 -::1``)."""
+    out = []
+    for word in bind.split():
+        optional = word.startswith("-")
+        host = word[1:] if optional else word
+        out.append(({"*": "0.0.0.0", "::*": "::"}.get(host, host), optional))
+    return out
+
+
 # First words of an HTTP request that Redis takes for an attack (see Server._cross_protocol).
 _CROSS_PROTOCOL = frozenset((b"post", b"host:"))
 _POSTPONED = object()  # _resolve's answer when CLIENT PAUSE holds the request
@@ -124,7 +143,7 @@ class Server:
         self._next_id = 0
         self.started = time.time()
         self.loop: asyncio.AbstractEventLoop | None = None
-        self._server = None
+        self._servers: list = []  # one listening server per bind address
         self._cron_handle = None
         self._stopped: asyncio.Future | None = None
         self.port = 0
@@ -837,11 +856,29 @@ class Server:
     async def start(self, handle_signals: bool = False) -> None:
         self.loop = self.writes.loop = asyncio.get_running_loop()
         self._stopped = self.loop.create_future()
-        host = self.config["bind"].split()
-        self._server = await self.loop.create_server(
-            lambda: Client(self), host=host if len(host) > 1 else host[0],
-            port=self.config["port"], backlog=self.config["tcp-backlog"], reuse_address=True)
-        self.port = self._server.sockets[0].getsockname()[1]
+        port = self.config["port"]
+        servers = []
+        try:
+            for host, optional in listen_addresses(self.config["bind"]):
+                try:
+                    server = await self.loop.create_server(
+                        lambda: Client(self), host=host, port=port,
+                        backlog=self.config["tcp-backlog"], reuse_address=True)
+                except OSError as exc:
+                    if optional and exc.errno in _OPTIONAL_BIND_ERRORS:
+                        continue  # e.g. "-::1" on a host without IPv6, as Redis skips it
+                    raise
+                servers.append(server)
+                port = server.sockets[0].getsockname()[1]  # port 0: the others take it too
+            if not servers:
+                raise OSError(errno.EADDRNOTAVAIL,
+                              f"none of the bind addresses {self.config['bind']!r} is available")
+        except BaseException:
+            for server in servers:
+                server.close()
+            raise
+        self._servers = servers
+        self.port = port
         self._cron_handle = self.loop.call_later(1 / self.config["hz"], self.cron)
         if handle_signals:
             self.install_signal_handlers()
@@ -860,8 +897,8 @@ class Server:
             self._cron_handle.cancel()
         if self._pause_timer is not None:
             self._pause_timer.cancel()
-        if self._server is not None:
-            self._server.close()
+        for server in self._servers:
+            server.close()
         for client in list(self.clients.values()):
             client.kill()
         log.warning("Redis is now ready to exit, bye bye...")
