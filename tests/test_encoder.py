@@ -302,7 +302,7 @@ def test_the_node_cache_accounts_exactly_under_threads():
                 span = rnd.choice(spans)
                 j = rnd.randrange(0, 19)
                 got = to_bytes(Entries([span[:5] + (j, 20, False, span[8])], 20 - j))
-                if got != to_bytes(Entries([spans[0][:5] + (j, 20, False, _Holder())],
+                if got != to_bytes(Entries([spans[0][:5] + (j, 20, False, _Holder(spans[0][3]))],
                                            20 - j)):
                     errors.append((seed, j))
         except Exception as exc:  # noqa: BLE001 - reported below
