@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
@@ -28,6 +29,15 @@ def test_info_sections(r, call, target):
     stats = r.info("stats")
     assert "total_commands_processed" in stats and "total_error_replies" in stats
     assert "rdb_changes_since_last_save" in r.info("persistence")
+
+
+def test_info_server_names_the_event_loop_and_clocks(r):
+    info = r.info("server")
+    if sys.platform.startswith("linux"):
+        assert info["multiplexing_api"] == "epoll"
+    assert info["monotonic_clock"] == "POSIX clock_gettime"
+    # seconds on a 24-bit wrap (OBJECT IDLETIME's clock)
+    assert abs(info["lru_clock"] - (int(time.time()) & 0xFFFFFF)) <= 2
 
 
 def test_info_is_verbatim_in_resp3(call):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import platform
 import resource
+import selectors
 import sys
 import time
 
@@ -114,6 +115,15 @@ def _memory_section(ctx) -> list[str]:
             "lazyfree_pending_objects:0", "lazyfreed_objects:0"]
 
 
+# The kernel interface the event loop waits on. libuv (uvloop) and asyncio's default
+# selector choose the same one Redis's ae library would on this platform.
+_MULTIPLEXING_API = {"EpollSelector": "epoll", "KqueueSelector": "kqueue",
+                     "DevpollSelector": "evport"}.get(selectors.DefaultSelector.__name__,
+                                                      "select")
+# Redis's LRU clock: seconds, wrapping at 24 bits.
+LRU_CLOCK_MAX = (1 << 24) - 1
+
+
 def _section(ctx, name: str) -> list[str]:
     srv = ctx.server
     ks = ctx.keyspace
@@ -123,13 +133,15 @@ def _section(ctx, name: str) -> list[str]:
             f"redis_version:{REDIS_VERSION}", f"streamd_version:{__version__}",
             "redis_git_sha1:00000000", "redis_git_dirty:0", "redis_build_id:0",
             "redis_mode:standalone", f"os:{platform.system()} {platform.release()} {platform.machine()}",
-            "arch_bits:64", "multiplexing_api:asyncio",
+            "arch_bits:64", "monotonic_clock:POSIX clock_gettime",
+            f"multiplexing_api:{_MULTIPLEXING_API}",
             f"python_version:{platform.python_version()}",
             f"process_id:{os.getpid()}", "process_supervised:no", f"run_id:{srv.run_id}",
             f"tcp_port:{srv.port}",
             f"server_time_usec:{time.time_ns() // 1000}", f"uptime_in_seconds:{up}",
             f"uptime_in_days:{up // 86400}", f"hz:{ctx.config['hz']}",
-            f"configured_hz:{ctx.config['hz']}", f"executable:{sys.executable}",
+            f"configured_hz:{ctx.config['hz']}",
+            f"lru_clock:{int(time.time()) & LRU_CLOCK_MAX}", f"executable:{sys.executable}",
             f"config_file:{ctx.config.file or ''}", "io_threads_active:0",
         ]
     if name == "clients":
