@@ -57,11 +57,21 @@ def lua_missing() -> str | None:
 
 
 _PRELUDE = r"""
-local py, bitlib, json_encode, json_decode, functions, shared_null = ...
+local py, libs, functions, shared_null = ...
 local error, pcall, xpcall, type, tostring = error, pcall, xpcall, type, tostring
 local rawget, setmetatable, setfenv, loadstring, load, getinfo = rawget, setmetatable,
       setfenv, loadstring, load, debug.getinfo
 local null = shared_null or newproxy(false)  -- cjson.null
+-- Every function the libraries implement in Python is a C function to Lua (lupa's
+-- as_function), as in Redis: type() says 'function', and a script's
+-- `return lib.f(...)` keeps the script's own frame (a tail call into a Lua function
+-- would drop it), so an error names the script's line.
+local wrap = libs.wrap
+local function cfunctions(t)
+  local out = {}
+  for k, f in pairs(t) do out[k] = wrap(f) end
+  return out
+end
 -- A script's code is '@user_script'; a library's (FUNCTION LOAD) is '@user_function'.
 local CHUNK = functions and '@user_function' or '@user_script'
 local PRELUDE = getinfo(1, 'S').source  -- this code's frames are not the script's
@@ -69,8 +79,13 @@ local pyerr = py.error_text
 
 local READONLY = 'Attempt to modify a readonly table'
 local function deny() error(READONLY, 2) end
+-- Redis marks its tables read-only in the VM itself; here a read-only table is an empty
+-- proxy, and ``libs.shadow`` maps it to what it stands for, for pairs to walk.
+local shadow = libs.shadow
 local function readonly(t)
-  return setmetatable({}, {__index = t, __newindex = deny, __metatable = false})
+  local proxy = setmetatable({}, {__index = t, __newindex = deny, __metatable = false})
+  shadow[proxy] = t
+  return proxy
 end
 
 -- What scripts see as their globals: reads of a missing name and every write fail.
@@ -90,14 +105,12 @@ local G = setmetatable({}, {
   __newindex = deny,
   __metatable = false,
 })
+shadow[G] = env
 
--- The functions that may fail are Python callables: to Lua they are C functions, as in
--- Redis, so a script's `return redis.call(...)` keeps its own frame (a tail call into a
--- Lua function would drop it) and its error names the script's line.
-local redis = {
+local redis = cfunctions({
   call = py.call, pcall = py.pcall, sha1hex = py.sha1hex, log = py.log,
   setresp = py.setresp, set_repl = py.set_repl, acl_check_cmd = py.acl_check_cmd,
-}
+})
 
 redis.status_reply = function(...)
   local s = ...
@@ -151,6 +164,23 @@ local function sandboxed(f, err)
   return f, err
 end
 
+-- An error raised by the Python side, as Redis raises it: a library's (luaL_error's) is a
+-- plain message; redis.call's an error table, marked when the command that failed has
+-- counted it already (the script's error reply must not count it again).
+local function raised(e)
+  if type(e) == 'userdata' then
+    local text, is_table, counted = pyerr(e)
+    if is_table and counted then
+      return {err = text}
+    elseif is_table then
+      return {err = text, ignore_error_stats_update = true}
+    elseif text then
+      return text
+    end
+  end
+  return e
+end
+
 -- The message handler of every run: an error becomes a table carrying its text and the
 -- line it came from: the innermost Lua frame that is the script's, as Redis reports it
 -- (code the script compiled with loadstring counts, under its own source).
@@ -162,16 +192,7 @@ local function handler(e)
                        and info.source ~= PRELUDE) then break end
     level = level + 1
   end
-  if type(e) == 'userdata' then
-    local text, is_table, counted = pyerr(e)
-    if is_table and counted then
-      e = {err = text}
-    elseif is_table then
-      e = {err = text, ignore_error_stats_update = true}
-    elseif text then
-      e = text
-    end
-  end
+  e = raised(e)
   if type(e) ~= 'table' then e = {err = 'ERR ' .. tostring(e)} end
   if info then
     e.source = info.source
@@ -180,8 +201,22 @@ local function handler(e)
   return e
 end
 
--- Python callables too: C functions to Lua, whose errors name the line calling them.
-local cjson = {encode = json_encode, decode = json_decode, null = null}
+local function make_cjson(fns)
+  local m = cfunctions(fns)
+  m.new = function() return make_cjson(libs.cjson_new()) end
+  m.null, m._NAME, m._VERSION = null, 'cjson', '2.1.0'
+  return m
+end
+local cjson = make_cjson(libs.cjson)
+local cmsgpack = cfunctions(libs.cmsgpack)
+cmsgpack._NAME, cmsgpack._VERSION = 'cmsgpack', 'lua-cmsgpack 0.4.0'
+cmsgpack._COPYRIGHT = 'Copyright (C) 2012, Salvatore Sanfilippo'
+cmsgpack._DESCRIPTION = 'MessagePack C implementation for Lua'
+-- Redis's math.random and math.randomseed (its own generator), the rest Lua's.
+local mathlib = cfunctions(libs.random)
+for k, v in pairs(math) do
+  if mathlib[k] == nil then mathlib[k] = v end
+end
 
 for _, name in ipairs({'assert', 'collectgarbage', 'error', 'gcinfo', 'getmetatable',
                        'ipairs', 'next', 'pairs', 'rawequal', 'rawget', 'rawset', 'select',
@@ -190,6 +225,14 @@ for _, name in ipairs({'assert', 'collectgarbage', 'error', 'gcinfo', 'getmetata
   env[name] = _G[name]
 end
 env.pcall = function(...) return caught(pcall(...)) end
+-- The handler of a script's xpcall sees an error as Redis raises it.
+env.xpcall = function(f, h) return xpcall(f, function(e) return h(raised(e)) end) end
+env.pairs = wrap(libs.pairs)
+-- cjson.null is a NULL light userdata in Redis, which tostring writes this way.
+env.tostring = function(...)
+  if ... == null then return 'userdata: (nil)' end
+  return tostring(...)
+end
 -- Redis's Lua reads every chunk as source text: a precompiled one (string.dump's output,
 -- starting with ESC) is a syntax error, never bytecode, which the VM does not verify.
 local function source_only(s, name)
@@ -212,11 +255,13 @@ env.load = function(f, name)
 end
 env.string = readonly(string)
 env.table = readonly(table)
-env.math = readonly(math)
+env.math = readonly(mathlib)
 env.coroutine = readonly(coroutine)
 env.redis = readonly(redis)
-env.bit = readonly(bitlib)
+env.bit = readonly(cfunctions(libs.bit))
 env.cjson = readonly(cjson)
+env.cmsgpack = readonly(cmsgpack)
+env.struct = readonly(cfunctions(libs.struct))
 if not functions then env.__redis__err__handler = handler end
 env._G = G
 
@@ -334,7 +379,7 @@ local function register_function(...)
 end
 
 local load_api = {redis = strict({
-  register_function = register_function, log = py.log,
+  register_function = register_function, log = redis.log,
   LOG_DEBUG = redis.LOG_DEBUG, LOG_VERBOSE = redis.LOG_VERBOSE,
   LOG_NOTICE = redis.LOG_NOTICE, LOG_WARNING = redis.LOG_WARNING,
   REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
@@ -381,9 +426,8 @@ class ArgumentError(CallError):
     counted = True
 
 
-class StringError(Exception):
-    """Raised by the bit and cjson functions: a Lua error whose message is a string, the
-    position of the calling line already in front (``luaL_error``'s)."""
+class LibraryError(Exception):
+    """A library function's error as Lua sees it: a plain message, as luaL_error raises."""
 
     def __init__(self, text: bytes):
         super().__init__(text)
@@ -406,8 +450,12 @@ class Engine:
         # them (a function's __globals__ leads to the whole interpreter): no attribute of a
         # Python object is reachable from Lua, for reading or writing.
         self.lua = lua51.LuaRuntime(encoding=None, register_eval=False,
-                                    register_builtins=False, unpack_returned_tuples=True,
+                                    register_builtins=True, unpack_returned_tuples=True,
                                     attribute_handlers=(_no_attribute, _no_attribute))
+        # lupa's builtins are wanted for as_function only (a Python callable as a C
+        # function); the rest goes, scripts never see the global table anyway.
+        as_function = self.lua.eval("python.as_function")
+        self.lua.execute("python = nil")
         self._type = lua51.lua_type
         self.table_from = self.lua.table_from
         self.scripts: dict[str, object] = {}  # sha1 hex (lower case) -> compiled function
@@ -422,29 +470,83 @@ class Engine:
             b"set_repl": self._set_repl, b"acl_check_cmd": self._acl_check_cmd,
             b"error_text": self._error_text, b"version": version.encode(),
             b"version_num": (major << 16) | (minor << 8) | patch})
-        # The calling frame of a library function (which is a C function to Lua): its name
-        # as the call site spells it, and luaL_where's "source:line: " of the caller.
-        self._caller = self.lua.eval("""function()
-          local f, at = debug.getinfo(2, 'n'), debug.getinfo(3, 'Sl')
+        self.null = self.lua.eval("newproxy(false)")  # cjson.null, one for both sandboxes
+        self.random = libs.Rand48(self._type)  # one generator for the process, as in Redis
+        # Where a library function was called from, for its error (luaL_where(L, 1) and
+        # the name luaL_argerror gives): level 1 is this function, 2 the C function, 3
+        # its caller.
+        self._locate = self.lua.eval("""function()
+          local f, c = debug.getinfo(2, 'n'), debug.getinfo(3, 'Sl')
           local where = ''
-          if at and at.currentline > 0 then where = at.short_src .. ':' .. at.currentline .. ': ' end
-          return f and f.name, f and f.namewhat, where
+          if c and c.currentline > 0 then where = c.short_src .. ':' .. c.currentline .. ': ' end
+          return where, f and f.name, f and f.namewhat
         end""")
-        bitlib = self.table_from({k.encode(): self._lib(k, v) for k, v in libs.BIT.items()})
         # Outside the sandbox, for the conversions only: a table's metatable, and a plain
         # copy of its own fields (lua_next reads raw).
         self._metatable = self.lua.eval("debug.getmetatable")
         self._raw_copy = self.lua.eval(
             "function(t) local c = {} for k, v in next, t do c[k] = v end return c end")
         setup = self.lua.eval("function(...) " + _PRELUDE + " end")
-        self._compile, self._run, self.null = setup(
-            py, bitlib, self._lib("encode", self._json_encode),
-            self._lib("decode", self._json_decode))
+        self._shadow = self.lua.eval("setmetatable({}, {__mode = 'k'})")
+        self._next = self.lua.eval("next")
+        self.cjson = libs.CJson(self._type, self.table_from, self.null)
+        self._compile, self._run, _ = setup(
+            py, self._libs(as_function, self.cjson), None, self.null)
         # Functions (FUNCTION LOAD, FCALL) get a sandbox of their own, as Redis gives them
-        # a Lua state of their own; cjson.null is the same value in both.
+        # a Lua state of their own (their own cjson settings); cjson.null is one value.
         self._load_library, self._call_function = setup(
-            py, bitlib, self._lib("encode", self._json_encode),
-            self._lib("decode", self._json_decode), True, self.null)
+            py, self._libs(as_function, libs.CJson(self._type, self.table_from, self.null)),
+            True, self.null)
+
+    def _libs(self, as_function, cjson):
+        """The Python halves of a sandbox's libraries, guarded: a LibError becomes the
+        Lua error the C library would raise."""
+        def table(fns):
+            return self.table_from({k.encode(): self._guard(f) for k, f in fns.items()})
+
+        def cjson_new():
+            return table(libs.CJson(self._type, self.table_from, self.null).functions())
+
+        return self.table_from({
+            b"wrap": as_function, b"bit": table(libs.make_bit(self._type)),
+            b"cjson": table(cjson.functions()), b"cjson_new": cjson_new,
+            b"cmsgpack": table(libs.MsgPack(self._type, self.table_from).functions()),
+            b"struct": table(libs.Struct(self._type).functions()),
+            b"random": table(self.random.functions()), b"shadow": self._shadow,
+            b"pairs": self._guard(self._pairs)})
+
+    def _pairs(self, *args):
+        """pairs, walking what a read-only proxy stands for (Redis's tables are read-only
+        in place, so pairs sees their fields)."""
+        t = args[0] if args else None
+        kind = libs.type_name(t, self._type) if args else "no value"
+        if kind != "table":
+            raise libs.ArgError(1, f"table expected, got {kind}")
+        real = self._shadow[t]
+        return self._next, t if real is None else real, None
+
+    def _guard(self, fn):
+        def guarded(*args):
+            try:
+                return fn(*args)
+            except libs.LibError as exc:
+                raise LibraryError(self._lib_error_text(exc)) from None
+        return guarded
+
+    def _lib_error_text(self, exc) -> bytes:
+        """luaL_error's text (the caller's ``source:line:`` first), or luaL_argerror's."""
+        where, name, namewhat = self._locate()
+        text = exc.text.encode("latin-1") if type(exc.text) is str else exc.text
+        if isinstance(exc, libs.ArgError):
+            narg = exc.narg
+            name = name if type(name) is bytes else b"?"
+            if namewhat == b"method":
+                narg -= 1
+                if narg == 0:
+                    text = b"calling '%s' on bad self (%s)" % (name, text)
+            if narg or namewhat != b"method":
+                text = b"bad argument #%d to '%s' (%s)" % (narg, name, text)
+        return (where + text) if exc.positioned else text
 
     # --- the cache -----------------------------------------------------------------------
     def load(self, body: bytes) -> str:
@@ -460,8 +562,11 @@ class Engine:
         return sha
 
     def flush(self) -> None:
+        """SCRIPT FLUSH: Redis starts a new Lua state for scripts, so the cjson settings a
+        script changed are back to their defaults too."""
         self.scripts.clear()
         self.bodies.clear()
+        self.cjson.reset()
 
     # --- function libraries ----------------------------------------------------------------
     def load_library(self, body: bytes) -> list:
@@ -693,7 +798,7 @@ class Engine:
         an error table (else a string message); nil for any other error value."""
         if isinstance(e, CallError):
             return e.text, True, e.counted
-        if isinstance(e, StringError):
+        if isinstance(e, LibraryError):
             return e.text, False
         if isinstance(e, BaseException):  # a bug: reported, not crashing the server
             log.error("Lua bridge failure", exc_info=e)
@@ -744,62 +849,6 @@ class Engine:
         if v is None or not 0 <= v <= 3:
             raise CallError("ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, "
                             "REPL_ALL or REPL_NONE.")
-
-    def _json_encode(self, *args):
-        if len(args) != 1:
-            raise libs.ArgError(1, "expected 1 argument", got=False)
-        return libs.json_encode(args[0], self._type)
-
-    def _json_decode(self, *args):
-        if len(args) != 1:
-            raise libs.ArgError(1, "expected 1 argument", got=False)
-        data = args[0]
-        if type(data) in (int, float):
-            data = _num_text(data).encode()
-        elif type(data) is not bytes:
-            raise libs.ArgError(1, "string expected")
-        return libs.json_decode(data, self.lua, self.null)
-
-    # --- library functions ---------------------------------------------------------------
-    def _lib(self, name: str, fn):
-        """``fn`` as a function of a script library: its Lua errors (libs.LuaError) become
-        string errors with luaL_error's and luaL_argerror's decorations."""
-        def lib_call(*args):
-            try:
-                return fn(*args)
-            except libs.LuaError as exc:
-                raise self._string_error(exc, args) from None
-        return lib_call
-
-    def _string_error(self, exc, args) -> StringError:
-        called, namewhat, where = self._caller()
-        text = exc.text
-        if isinstance(exc, libs.ArgError):
-            index = exc.index
-            if namewhat == b"method":
-                index -= 1  # the call passed self as argument #1
-            if exc.got:
-                got = (self._type_name(args[exc.index - 1]) if exc.index <= len(args)
-                       else "no value")
-                text = f"{text}, got {got}"
-            shown = _text(called) if called is not None else "?"
-            if index == 0:
-                text = f"calling '{shown}' on bad self ({text})"
-            else:
-                text = f"bad argument #{index} to '{shown}' ({text})"
-        return StringError(where + text.encode("utf-8", "surrogateescape"))
-
-    def _type_name(self, v) -> str:
-        t = type(v)
-        if v is None:
-            return "nil"
-        if t is bool:
-            return "boolean"
-        if t is int or t is float:
-            return "number"
-        if t is bytes:
-            return "string"
-        return self._type(v) or "userdata"
 
 
 def _number(v):
