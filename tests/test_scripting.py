@@ -672,3 +672,27 @@ def test_a_refused_script_command_counts_as_one_rejected_error(r):
         assert stats["cmdstat_eval_ro" if ro else "cmdstat_eval"]["failed_calls"] == 1
         if refused:
             assert stats[f"cmdstat_{refused}"]["rejected_calls"] == 1
+
+
+def test_info_memory_counts_the_script_cache_as_redis_does(r):
+    def memory():
+        return r.info("memory")
+
+    r.script_flush()
+    m = memory()
+    assert (m["number_of_cached_scripts"], m["used_memory_scripts_eval"]) == (0, 0)
+    for body in ("return 1", "return '%s'" % ("x" * 100), "return '%s'" % ("x" * 1000)):
+        r.script_load(body)
+    r.eval("return 1", 0)  # cached already: no change
+    m = memory()
+    # Recorded from Redis 7.0.15: each script's SHA and body in jemalloc's sizes, its
+    # dict entry, and the dict's four buckets.
+    assert (m["number_of_cached_scripts"], m["used_memory_scripts_eval"]) == (3, 1464)
+    assert m["used_memory_scripts"] == m["used_memory_scripts_eval"] + m["used_memory_functions"]
+    # The Lua state's own count, in whole kilobytes as Redis reads it.
+    assert m["used_memory_lua"] == m["used_memory_vm_eval"] > 0
+    assert m["used_memory_lua"] % 1024 == 0
+    assert m["used_memory_vm_total"] == m["used_memory_vm_eval"] + m["used_memory_vm_functions"]
+    r.script_flush()
+    m = memory()
+    assert (m["number_of_cached_scripts"], m["used_memory_scripts_eval"]) == (0, 0)

@@ -70,8 +70,10 @@ def _total_system_memory() -> int:
 def _memory_section(ctx) -> list[str]:
     """Redis 7.0's fields in its order. The allocator's figures are streamd's estimate
     (see ops.used_memory) and the resident size; with no allocator of its own to tell them
-    apart, allocated, active and resident are that one estimate. The Lua engines' memory,
-    replication, AOF and lazy freeing are not measured: those figures are 0."""
+    apart, allocated, active and resident are that one estimate. The Lua figures: the
+    interpreter's own count (one interpreter for scripts and functions, reported as the
+    scripts'), the script cache's size as Redis counts it; functions' memory, replication,
+    AOF and lazy freeing are not measured: those figures are 0."""
     from .ops import used_memory  # ops imports this module
 
     used, startup, dataset, clients = used_memory(ctx)
@@ -85,6 +87,11 @@ def _memory_section(ctx) -> list[str]:
     libs = srv.functions
     n_libraries = len(libs.libraries) if libs is not None else 0
     n_functions = sum(len(lib.functions) for lib in libs.libraries.values()) if n_libraries else 0
+    # The Lua interpreter exists from the first script on; before, there is none to count.
+    engine = srv.scripts
+    lua = engine.lua_memory() if engine is not None else 0
+    n_scripts = len(engine.scripts) if engine is not None else 0
+    scripts_mem = engine.cache_memory() if engine is not None else 0
     return [f"used_memory:{used}", f"used_memory_human:{_human(used)}",
             f"used_memory_rss:{rss}", f"used_memory_rss_human:{_human(rss)}",
             f"used_memory_peak:{peak}", f"used_memory_peak_human:{_human(peak)}",
@@ -95,12 +102,14 @@ def _memory_section(ctx) -> list[str]:
             f"allocator_allocated:{used}", f"allocator_active:{used}",
             f"allocator_resident:{used}",
             f"total_system_memory:{system}", f"total_system_memory_human:{_human(system)}",
-            "used_memory_lua:0", "used_memory_vm_eval:0", "used_memory_lua_human:0B",
-            "used_memory_scripts_eval:0", "number_of_cached_scripts:0",
+            f"used_memory_lua:{lua}", f"used_memory_vm_eval:{lua}",
+            f"used_memory_lua_human:{_human(lua)}",
+            f"used_memory_scripts_eval:{scripts_mem}", f"number_of_cached_scripts:{n_scripts}",
             f"number_of_functions:{n_functions}", f"number_of_libraries:{n_libraries}",
             "used_memory_vm_functions:0",
-            "used_memory_vm_total:0", "used_memory_vm_total_human:0B",
-            "used_memory_functions:0", "used_memory_scripts:0", "used_memory_scripts_human:0B",
+            f"used_memory_vm_total:{lua}", f"used_memory_vm_total_human:{_human(lua)}",
+            "used_memory_functions:0", f"used_memory_scripts:{scripts_mem}",
+            f"used_memory_scripts_human:{_human(scripts_mem)}",
             f"maxmemory:{maxmemory}", f"maxmemory_human:{_human(maxmemory)}",
             f"maxmemory_policy:{ctx.config['maxmemory-policy']}",
             "allocator_frag_ratio:1.00", "allocator_frag_bytes:0",

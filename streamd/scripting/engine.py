@@ -460,6 +460,7 @@ class Engine:
         self.table_from = self.lua.table_from
         self.scripts: dict[str, object] = {}  # sha1 hex (lower case) -> compiled function
         self.bodies: dict[str, bytes] = {}
+        self._cached_bytes = 0  # the cached scripts' share of used_memory_scripts_eval
         self._call = None  # the running script's dispatch(argv) -> (ok, reply or text)
         self._known = None
         self.resp = 2  # the running script's redis.setresp
@@ -488,6 +489,7 @@ class Engine:
             "function(t) local c = {} for k, v in next, t do c[k] = v end return c end")
         setup = self.lua.eval("function(...) " + _PRELUDE + " end")
         self._shadow = self.lua.eval("setmetatable({}, {__mode = 'k'})")
+        self._gc_count = self.lua.eval("function() return collectgarbage('count') end")
         self._next = self.lua.eval("next")
         self.cjson = libs.CJson(self._type, self.table_from, self.null)
         self._compile, self._run, _ = setup(
@@ -559,6 +561,7 @@ class Engine:
                                   + _text(err))
             self.scripts[sha] = fn
             self.bodies[sha] = body
+            self._cached_bytes += _cached_script_memory(body)
         return sha
 
     def flush(self) -> None:
@@ -566,7 +569,22 @@ class Engine:
         script changed are back to their defaults too."""
         self.scripts.clear()
         self.bodies.clear()
+        self._cached_bytes = 0
         self.cjson.reset()
+
+    def cache_memory(self) -> int:
+        """INFO's used_memory_scripts_eval as Redis 7.0.15 counts it: each script's share
+        and the cache dict's bucket array (8 bytes a bucket, a power of two from 4 up).
+        Redis grows that array by incremental rehashing, when both arrays count for a
+        while: its figure can be above this one just after the dict grew."""
+        n = len(self.scripts)
+        buckets = max(4, 1 << (n - 1).bit_length()) if n else 0
+        return self._cached_bytes + 8 * buckets
+
+    def lua_memory(self) -> int:
+        """The interpreter's memory as Redis reads its Lua state's (lua_gc's count: whole
+        kilobytes). One interpreter hosts both sandboxes here, so this is both."""
+        return int(self._gc_count()) * 1024
 
     # --- function libraries ----------------------------------------------------------------
     def load_library(self, body: bytes) -> list:
@@ -849,6 +867,25 @@ class Engine:
         if v is None or not 0 <= v <= 3:
             raise CallError("ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, "
                             "REPL_ALL or REPL_NONE.")
+
+
+def _alloc_size(n: int) -> int:
+    """jemalloc's size class for an allocation of ``n`` bytes (four classes a doubling)."""
+    if n <= 8:
+        return 8
+    if n <= 128:
+        return (n + 15) & ~15
+    step = 1 << ((n - 1).bit_length() - 3)
+    return (n + step - 1) & ~(step - 1)
+
+
+def _cached_script_memory(body: bytes) -> int:
+    """A cached script's share of used_memory_scripts_eval in Redis 7.0.15: the sds of
+    its SHA (40 bytes) and of its body in jemalloc's sizes, and 40 bytes of dict entry and
+    script record (fitted to its figures; Python's allocator has no such sizes)."""
+    n = len(body)
+    header = 3 if n < 256 else 5 if n < 65536 else 9  # sdshdr8/16/32
+    return 40 + _alloc_size(40 + 3 + 1) + _alloc_size(n + header + 1)
 
 
 def _number(v):
