@@ -523,6 +523,14 @@ CASES = [
      b'-ERR user_script:3: Bad data format in input.', 3),
     ("return struct.unpack('i', 'ab')",
      b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short)", 1),
+    ("local co = coroutine.create(function()\n local x = cjson.decode('{') return x end) return {coroutine.resume(co)}",
+     b'*2\r\n$-1\r\n$72\r\nuser_script:2: Expected object key string but found T_END at character 2\r\n'),
+    ("local co = coroutine.create(function() coroutine.resume(coroutine.create(function() local y = cjson.decode('[') end)) local x = bit.band('z') end) local ok, e = coroutine.resume(co) return e",
+     b"$70\r\nuser_script:1: bad argument #1 to 'band' (number expected, got string)\r\n"),
+    ('return cjson.encode({[2^53]=1, [1]=2})',
+     b'$3\r\n[2]\r\n'),
+    ('return cjson.encode({[2^31]=1})',
+     b'$16\r\n{"2147483648":1}\r\n'),
 ]
 
 

@@ -256,7 +256,23 @@ end
 env.string = readonly(string)
 env.table = readonly(table)
 env.math = readonly(mathlib)
-env.coroutine = readonly(coroutine)
+local co = {}
+for k, v in pairs(coroutine) do co[k] = v end
+local resume = coroutine.resume
+-- A library's error ends a coroutine as a message, as in Redis; ``resuming`` tells where
+-- a library function called from (see Engine._locate).
+local resuming = libs.resuming
+local function resumed(ok, ...)
+  resuming[#resuming] = nil
+  if not ok then return false, raised((...)) end
+  return ok, ...
+end
+co.resume = function(c, ...)
+  if type(c) ~= 'thread' then error("bad argument #1 to 'resume' (coroutine expected)", 2) end
+  resuming[#resuming + 1] = c
+  return resumed(resume(c, ...))
+end
+env.coroutine = readonly(co)
 env.redis = readonly(redis)
 env.bit = readonly(cfunctions(libs.bit))
 env.cjson = readonly(cjson)
@@ -476,8 +492,17 @@ class Engine:
         # Where a library function was called from, for its error (luaL_where(L, 1) and
         # the name luaL_argerror gives): level 1 is this function, 2 the C function, 3
         # its caller.
-        self._locate = self.lua.eval("""function()
-          local f, c = debug.getinfo(2, 'n'), debug.getinfo(3, 'Sl')
+        # Python's calls into Lua run on the main thread: inside a coroutine a script
+        # resumed, the C function and its caller are on that coroutine's own stack
+        # (levels 0 and 1), which the sandbox's coroutine.resume keeps in ``resuming``.
+        self._resuming = self.lua.table()
+        self._locate = self.lua.eval("""function(resuming)
+          local co, f, c = resuming[#resuming]
+          if co then
+            f, c = debug.getinfo(co, 0, 'n'), debug.getinfo(co, 1, 'Sl')
+          else
+            f, c = debug.getinfo(2, 'n'), debug.getinfo(3, 'Sl')
+          end
           local where = ''
           if c and c.currentline > 0 then where = c.short_src .. ':' .. c.currentline .. ': ' end
           return where, f and f.name, f and f.namewhat
@@ -515,7 +540,7 @@ class Engine:
             b"cmsgpack": table(libs.MsgPack(self._type, self.table_from).functions()),
             b"struct": table(libs.Struct(self._type).functions()),
             b"random": table(self.random.functions()), b"shadow": self._shadow,
-            b"pairs": self._guard(self._pairs)})
+            b"pairs": self._guard(self._pairs), b"resuming": self._resuming})
 
     def _pairs(self, *args):
         """pairs, walking what a read-only proxy stands for (Redis's tables are read-only
@@ -537,7 +562,7 @@ class Engine:
 
     def _lib_error_text(self, exc) -> bytes:
         """luaL_error's text (the caller's ``source:line:`` first), or luaL_argerror's."""
-        where, name, namewhat = self._locate()
+        where, name, namewhat = self._locate(self._resuming)
         text = exc.text.encode("latin-1") if type(exc.text) is str else exc.text
         if isinstance(exc, libs.ArgError):
             narg = exc.narg

@@ -424,7 +424,8 @@ class CJson:
                 break
             count += 1
             if k > top:
-                top = int(k)
+                # The C int it lands in: 2^31 and up become INT_MIN, as x86 converts.
+                top = int(k) if k < 2147483648 else -2147483648
         if top > 0 and self.sparse_ratio > 0 and top > count * self.sparse_ratio \
                 and top > self.sparse_safe:
             if not self.sparse_convert:
