@@ -531,6 +531,18 @@ CASES = [
      b'$3\r\n[2]\r\n'),
     ('return cjson.encode({[2^31]=1})',
      b'$16\r\n{"2147483648":1}\r\n'),
+    ('cjson.encode_max_depth(100000) local t = {} t[1] = t local ok, e = pcall(cjson.encode, t) return e',
+     b'$42\r\nCannot serialise, excessive nesting (7998)\r\n'),
+    ('cjson.encode_max_depth(100000) local t = {} t.a = t local ok, e = pcall(cjson.encode, t) return e',
+     b'$42\r\nCannot serialise, excessive nesting (4000)\r\n'),
+    ("cjson.decode_max_depth(100000) local ok, e = pcall(cjson.decode, string.rep('[', 50000)) return e",
+     b'$62\r\nFound too many nested data structures (7999) at character 7999\r\n'),
+    ('cjson.decode_max_depth(100000) local ok, e = pcall(cjson.decode, string.rep(\'{"a":\', 50000)) return e',
+     b'$63\r\nFound too many nested data structures (4000) at character 19996\r\n'),
+    ('cjson.decode_max_depth(100000) local ok, e = pcall(cjson.decode, string.rep(\'[{"a":\', 5000)) return e',
+     b'$63\r\nFound too many nested data structures (5333) at character 15997\r\n'),
+    ('cjson.encode_max_depth(100000) local t = {} local c = t for i = 1, 5000 do c.x = {{}} c = c.x[1] end local ok, e = pcall(cjson.encode, t) return e',
+     b'$42\r\nCannot serialise, excessive nesting (5332)\r\n'),
 ]
 
 

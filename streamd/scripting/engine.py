@@ -4,9 +4,10 @@ value conversions Redis defines between Lua and RESP.
 Redis embeds Lua 5.1; lupa's ``lua51`` module is the same language. The sandbox is built
 in Lua (``_PRELUDE``): scripts run with an environment whose reads of unknown names and
 writes of any name fail with Redis's texts, and see only the globals Redis 7.0 gives
-them. ``redis.call`` and ``redis.pcall`` are Lua functions that check their arguments as
-Redis does and hand the command line to a Python ``dispatch`` callable, which runs it
-through the server's dispatch and answers with its reply value.
+them. ``redis.call`` and ``redis.pcall`` check their arguments as Redis does and hand the
+command line to a Python ``dispatch`` callable, which runs it through the server's
+dispatch and answers with its reply value. They, and the bundled libraries (``libs``),
+are Python functions that Lua sees as C functions, as Redis's are.
 """
 
 from __future__ import annotations

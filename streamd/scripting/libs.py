@@ -276,6 +276,7 @@ _ESCAPES.update({8: b"\\b", 9: b"\\t", 10: b"\\n", 12: b"\\f", 13: b"\\r",
                  34: b'\\"', 92: b"\\\\", 47: b"\\/", 127: b"\\u007f"})
 _NEEDS_ESCAPE = bytes(sorted(_ESCAPES))
 _INT_MAX = 2147483647
+_LUA_MAX_SLOTS = 8000  # LUAI_MAXCSTACK: the Lua stack a C function may use
 
 # Token kinds, named as the library's errors name them.
 _OBJ_BEGIN, _OBJ_END, _ARR_BEGIN, _ARR_END = "T_OBJ_BEGIN", "T_OBJ_END", "T_ARR_BEGIN", "T_ARR_END"
@@ -380,7 +381,7 @@ class CJson:
         if len(args) != 1:
             raise ArgError(1, "expected 1 argument")
         out = []
-        _deep(self.encode_depth, self._value, args[0], 0, out)
+        _deep(min(self.encode_depth, _LUA_MAX_SLOTS), self._value, args[0], 0, 1, out)
         return b"".join(out)
 
     def _number(self, v, what="number") -> bytes:
@@ -393,7 +394,9 @@ class CJson:
                 return b"nan"
         return b"%.*g" % (self.precision, v)
 
-    def _value(self, v, depth, out):
+    def _value(self, v, depth, slots, out):
+        """Appends ``v``; ``slots`` is how much of the Lua stack the C encoder would be
+        using (the argument, and a value, or a key and a value, for each open table)."""
         t = type(v)
         if t is bytes:
             out.append(_quote(v))
@@ -406,14 +409,14 @@ class CJson:
         else:
             kind = type_name(v, self._type)
             if kind == "table":
-                self._table_value(v, depth + 1, out)
+                self._table_value(v, depth + 1, slots, out)
             elif kind == "userdata":  # cjson.null, the only userdata a script can hold
                 out.append(b"null")
             else:
                 raise LibError(f"Cannot serialise {kind}: type not supported")
 
-    def _table_value(self, table, depth, out):
-        if depth > self.encode_depth:
+    def _table_value(self, table, depth, slots, out):
+        if depth > self.encode_depth or slots + 3 > _LUA_MAX_SLOTS:
             raise LibError(f"Cannot serialise, excessive nesting ({depth})")
         items = list(table.items())  # lua_next: raw, in the table's own order
         top, count = 0, 0
@@ -437,7 +440,7 @@ class CJson:
             for i in range(1, top + 1):
                 if i > 1:
                     out.append(b",")
-                self._value(byidx.get(i), depth, out)
+                self._value(byidx.get(i), depth, slots + 1, out)
             out.append(b"]")
             return
         out.append(b"{")
@@ -454,7 +457,7 @@ class CJson:
             else:
                 raise LibError("Cannot serialise %s: table key must be a number or string"
                                % type_name(k, self._type))
-            self._value(v, depth, out)
+            self._value(v, depth, slots + 2, out)
         out.append(b"}")
 
     # --- decoding ----------------------------------------------------------------------
@@ -469,7 +472,7 @@ class CJson:
             data = data[:nul]
         parser = _Parser(self, data)
         tok = parser.next()
-        value = _deep(self.decode_depth, parser.value, tok)
+        value = _deep(min(self.decode_depth, _LUA_MAX_SLOTS), parser.value, tok)
         tok = parser.next()
         if tok[0] is not _END:
             parser.fail("the end", tok)
@@ -479,6 +482,8 @@ class CJson:
 class _Parser:
     def __init__(self, cfg: CJson, data: bytes):
         self.cfg, self.data, self.pos, self.depth = cfg, data, 0, 0
+        self.slots = 1  # the C decoder's Lua stack: the input, and per open table its own
+                        # slot (an object's key too)
 
     def fail(self, expected, tok):
         found = tok[2] if tok[0] is _ERROR else tok[0]
@@ -612,14 +617,15 @@ class _Parser:
             return self._array()
         self.fail("value", tok)
 
-    def _descend(self):
+    def _descend(self, need):
         self.depth += 1
-        if self.depth > self.cfg.decode_depth:
+        if self.depth > self.cfg.decode_depth or self.slots + need > _LUA_MAX_SLOTS:
             raise LibError(f"Found too many nested data structures ({self.depth}) at "
                            f"character {self.pos}")
 
     def _object(self):
-        self._descend()
+        self._descend(3)
+        self.slots += 2
         items = {}
         tok = self.next()
         if tok[0] is not _OBJ_END:
@@ -638,10 +644,12 @@ class _Parser:
                     self.fail("comma or object end", tok)
                 tok = self.next()
         self.depth -= 1
+        self.slots -= 2
         return self.cfg._table(items)
 
     def _array(self):
-        self._descend()
+        self._descend(2)
+        self.slots += 1
         items = []
         tok = self.next()
         if tok[0] is not _ARR_END:
@@ -654,6 +662,7 @@ class _Parser:
                     self.fail("comma or array end", tok)
                 tok = self.next()
         self.depth -= 1
+        self.slots -= 1
         return self.cfg._table(items)
 
 
