@@ -505,6 +505,9 @@ CASES = [
      b"$54\r\nbad argument #1 to '?' (number expected, got no value)\r\n"),
     ("return {bit.tohex(-1, -4), bit.band('0x10', 255), bit.rol(1, 32)}",
      b'*3\r\n$4\r\nFFFF\r\n:16\r\n:1\r\n'),
+    # two integers the quick way, but past 2^51 the double's low word (LuaBitOp's trick)
+    ('return {bit.band(-(2^53)-2, -1), bit.lshift(2^52+3, 1), bit.rshift(1, 2^52+1), bit.bor(-(2^51)-1, 0), bit.bxor(2^51-1, 0), bit.band(-(2^51), -1)}',
+     b'*6\r\n:4\r\n:4\r\n:1\r\n:-2\r\n:-1\r\n:0\r\n'),
     ('local n = 0 for k in pairs(_G) do n = n + 1 end return n',
      b':35\r\n'),
     ('local t = {} for k in pairs(struct) do t[#t+1] = k end table.sort(t) return t',

@@ -11,6 +11,7 @@ None, tables and functions as lupa objects (``lua_type`` names them)."""
 from __future__ import annotations
 
 import math
+import operator
 import struct as _struct
 import sys
 
@@ -206,13 +207,14 @@ def str2number(s: bytes):
 # --- bit (LuaBitOp 1.0.2) ---------------------------------------------------------------
 
 _MASK = 0xFFFFFFFF
+_BIG = 1 << 51  # below this magnitude an integer's low word is the low word of the double
 
 
 def _u32(x) -> int:
     """A number as LuaBitOp takes it modulo 2^32: its C code adds 2^52 + 2^51 to the
     double and keeps the low word, which rounds half to even, and for magnitudes past
     2^51 (and inf, nan) gives whatever that low word holds."""
-    if type(x) is int and -0x8000000000000 <= x < 0x8000000000000:
+    if type(x) is int and -_BIG < x < _BIG:
         return x & _MASK
     return _struct.unpack("<Q", _struct.pack("<d", float(x) + 6755399441055744.0))[0] & _MASK
 
@@ -236,6 +238,10 @@ def make_bit(lua_type) -> dict:
 
     def fold(op):
         def f(*a):
+            if len(a) == 2:  # the usual call: two integers below 2^51 (see _u32)
+                x, y = a
+                if type(x) is int and type(y) is int and -_BIG < x < _BIG and -_BIG < y < _BIG:
+                    return _s32(op(x & _MASK, y & _MASK))
             v = barg(a, 1)
             for i in range(2, len(a) + 1):
                 v = op(v, barg(a, i))
@@ -244,6 +250,10 @@ def make_bit(lua_type) -> dict:
 
     def shift(op):
         def f(*a):
+            if len(a) == 2:
+                x, y = a
+                if type(x) is int and type(y) is int and -_BIG < x < _BIG and -_BIG < y < _BIG:
+                    return _s32(op(x & _MASK, y & 31))
             v, n = barg(a, 1), barg(a, 2) & 31
             return _s32(op(v, n))
         return f
@@ -258,8 +268,7 @@ def make_bit(lua_type) -> dict:
 
     return {
         "tobit": tobit, "bnot": bnot,
-        "band": fold(lambda x, y: x & y), "bor": fold(lambda x, y: x | y),
-        "bxor": fold(lambda x, y: x ^ y),
+        "band": fold(operator.and_), "bor": fold(operator.or_), "bxor": fold(operator.xor),
         "lshift": shift(lambda v, n: v << n), "rshift": shift(lambda v, n: v >> n),
         "arshift": shift(lambda v, n: _s32(v) >> n),
         "rol": shift(lambda v, n: (v << n) | (v >> (32 - n))),
