@@ -508,6 +508,16 @@ CASES = [
     # two integers the quick way, but past 2^51 the double's low word (LuaBitOp's trick)
     ('return {bit.band(-(2^53)-2, -1), bit.lshift(2^52+3, 1), bit.rshift(1, 2^52+1), bit.bor(-(2^51)-1, 0), bit.bxor(2^51-1, 0), bit.band(-(2^51), -1)}',
      b'*6\r\n:4\r\n:4\r\n:1\r\n:-2\r\n:-1\r\n:0\r\n'),
+    # what lua_tonumber reads: a C string (up to a NUL), strtod's forms with their sign
+    ("return {bit.tobit('-0x10'), bit.tobit('12\\0zz'), bit.tobit(' -0x1.8p1 '), bit.tobit(1/0), bit.tobit(0/0), bit.tobit(-(2^53)-2), struct.unpack('d', struct.pack('d', '-0x10'))}",
+     b'*8\r\n:-16\r\n:12\r\n:-3\r\n:0\r\n:0\r\n:4\r\n:-16\r\n:9\r\n'),
+    # a number where a string is wanted is written %.14g, integers too
+    ("return {cjson.decode(123456789012345), struct.pack('s', 2^53)}",
+     b'*2\r\n:123456789012340\r\n$19\r\n9.007199254741e+15\x00\r\n'),
+    # a handler or coroutine.resume gets redis.call's error table as the script would,
+    # marked when the failed command counted the error itself
+    ("local co = coroutine.create(function() redis.call('nosuch') end) local ok, e = coroutine.resume(co) local co2 = coroutine.create(function() redis.call() end) local ok2, e2 = coroutine.resume(co2) local ok3, e3 = xpcall(function() redis.call('get', {}) end, function(e) return e end) local ok4, e4 = xpcall(function() redis.call('nosuch') end, function(e) return e end) return {tostring(e.ignore_error_stats_update), tostring(e2.ignore_error_stats_update), tostring(e3.ignore_error_stats_update), tostring(e4.ignore_error_stats_update), e4.err}",
+     b'*5\r\n$4\r\ntrue\r\n$3\r\nnil\r\n$3\r\nnil\r\n$4\r\ntrue\r\n$44\r\nERR Unknown Redis command called from script\r\n'),
     ('local n = 0 for k in pairs(_G) do n = n + 1 end return n',
      b':35\r\n'),
     ('local t = {} for k in pairs(struct) do t[#t+1] = k end table.sort(t) return t',
