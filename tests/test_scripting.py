@@ -141,6 +141,12 @@ CONVERSIONS += [
     ("return redis.sha1hex({})", b"$40\r\nda39a3ee5e6b4b0d3255bfef95601890afd80709\r\n"),
     ("return redis.sha1hex(true)", b"$40\r\nda39a3ee5e6b4b0d3255bfef95601890afd80709\r\n"),
     ("return redis.sha1hex(2^53)", b"$40\r\n0657a6c1a05f84abbec76d2e23050d245b40333f\r\n"),
+    # redis.setresp and redis.set_repl read their number with lua_tonumber
+    ("redis.setresp(' 0x3 ') return type(redis.call('hgetall', 'nokey').map)",
+     b"$5\r\ntable\r\n"),
+    ("redis.setresp('3\\0zz') return type(redis.call('hgetall', 'nokey').map)",
+     b"$5\r\ntable\r\n"),
+    ("redis.set_repl('0x3') return 1", b":1\r\n"),
     # status and error texts go out on one line
     ("return {err = 'a\\r\\nb'}", b"-a  b\r\n"),
     ("return {ok = 'a\\nb'}", b"+a b\r\n"),

@@ -677,13 +677,13 @@ class Engine:
             return "ERR " + _text(err)
         msg = err[b"err"]
         if type(msg) in (int, float):
-            msg = _num_text(msg).encode()
+            msg = libs.num_text(msg)
         elif type(msg) is not bytes:
             return "ERR unknown error"
         text = _one_line(_text(msg))
         source, line = err[b"source"], err[b"line"]
         if source is not None and line is not None:
-            text += f" script: {label}, on {_text(source)}:{_num_text(line)}."
+            text += f" script: {label}, on {_text(source)}:{libs.num_text(line).decode()}."
         return text
 
     # --- Lua -> reply --------------------------------------------------------------------
@@ -861,7 +861,7 @@ class Engine:
             raise CallError("ERR wrong number of arguments")
         data = args[0]
         if type(data) in (int, float):
-            data = _num_text(data).encode()
+            data = libs.num_text(data)
         elif type(data) is not bytes:
             data = b""  # lua_tolstring gives nothing for other types: the empty digest
         return hashlib.sha1(data).hexdigest().encode()
@@ -919,10 +919,7 @@ def _number(v):
     if type(v) in (int, float):
         return v
     if type(v) is bytes:
-        try:
-            return float(v)
-        except ValueError:
-            return None
+        return libs.str2number(v)
     return None
 
 
@@ -930,19 +927,13 @@ def _text(v) -> str:
     if type(v) is bytes:
         return v.decode("utf-8", "replace")
     if type(v) in (int, float):
-        return _num_text(v)
+        return libs.num_text(v).decode()
     return str(v)
 
 
 def _one_line(text: str) -> str:
     """An error or status text as Redis sends it: CR and LF become spaces."""
     return text.replace("\r", " ").replace("\n", " ")
-
-
-def _num_text(v) -> str:
-    """A Lua number as Lua 5.1 prints it (``%.14g``, integers too: 2^53 is
-    9.007199254741e+15)."""
-    return "%.14g" % v
 
 
 def _to_int(v) -> int:
