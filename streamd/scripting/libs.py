@@ -133,56 +133,52 @@ def strtod(s: bytes, pos: int):
         return math.copysign(math.nan, -1.0 if neg else 1.0), end
     if s[i:i + 2].lower() == b"0x":
         j = i + 2
-        k = j
-        while k < n and s[k] in _HEX:
-            k += 1
-        digits = k > j
-        if k < n and s[k] == 46:
-            m = k + 1
-            while m < n and s[m] in _HEX:
-                m += 1
-            if m > k + 1 or digits:
-                digits, k = True, m
+        k, digits = _mantissa(s, j, _HEX)
         if digits:
             mant = s[j:k].decode()
-            exp = 0
-            if k < n and s[k] in b"pP":
-                m = k + 1
-                if m < n and s[m] in b"+-":
-                    m += 1
-                e = m
-                while e < n and s[e] in _DIGITS:
-                    e += 1
-                if e > m:
-                    exp = int(s[k + 1:e])
-                    k = e
+            e = _exponent(s, k, b"pP")
+            exp = int(s[k + 1:e]) if e > k else 0
             try:
                 v = float.fromhex("0x" + (mant if mant != "." else "0") + "p%d" % exp)
             except OverflowError:
                 v = math.inf
-            return (-v if neg else v), k
-    j = i
-    while j < n and s[j] in _DIGITS:
-        j += 1
-    digits = j > i
-    if j < n and s[j] == 46:
-        m = j + 1
-        while m < n and s[m] in _DIGITS:
-            m += 1
-        if m > j + 1 or digits:
-            digits, j = True, m
+            return (-v if neg else v), e
+    j, digits = _mantissa(s, i, _DIGITS)
     if not digits:
         return 0.0, pos
-    if j < n and s[j] in b"eE":
-        m = j + 1
+    j = _exponent(s, j, b"eE")
+    return float(s[pos:j]), j
+
+
+def _mantissa(s: bytes, i: int, digits: bytes):
+    """(end, whether it has a digit) of the digits at ``i``, a point and more digits."""
+    n = len(s)
+    k = i
+    while k < n and s[k] in digits:
+        k += 1
+    found = k > i
+    if k < n and s[k] == 46:
+        m = k + 1
+        while m < n and s[m] in digits:
+            m += 1
+        if m > k + 1 or found:
+            found, k = True, m
+    return k, found
+
+
+def _exponent(s: bytes, k: int, letters: bytes) -> int:
+    """The end of the exponent at ``k`` (a letter, a sign, digits); ``k`` if none is."""
+    n = len(s)
+    if k < n and s[k] in letters:
+        m = k + 1
         if m < n and s[m] in b"+-":
             m += 1
         e = m
         while e < n and s[e] in _DIGITS:
             e += 1
         if e > m:
-            j = e
-    return float(s[pos:j]), j
+            return e
+    return k
 
 
 def str2number(s: bytes):
