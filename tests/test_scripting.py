@@ -147,6 +147,13 @@ CONVERSIONS += [
     ("redis.setresp('3\\0zz') return type(redis.call('hgetall', 'nokey').map)",
      b"$5\r\ntable\r\n"),
     ("redis.set_repl('0x3') return 1", b":1\r\n"),
+    # ... cast to an int: 3.99 is 3, a string that is no number 0
+    ("return {pcall(redis.setresp, 3.99)}", b"*1\r\n:1\r\n"),
+    ("return {pcall(redis.set_repl, 'str'), pcall(redis.set_repl, -0.5)}",
+     b"*2\r\n:1\r\n:1\r\n"),
+    ("return {pcall(redis.set_repl, 2^32 + 1)}",
+     b"*2\r\n$-1\r\n$81\r\nERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, "
+     b"REPL_ALL or REPL_NONE.\r\n"),
     # status and error texts go out on one line
     ("return {err = 'a\\r\\nb'}", b"-a  b\r\n"),
     ("return {ok = 'a\\nb'}", b"+a b\r\n"),

@@ -518,6 +518,10 @@ CASES = [
     # marked when the failed command counted the error itself
     ("local co = coroutine.create(function() redis.call('nosuch') end) local ok, e = coroutine.resume(co) local co2 = coroutine.create(function() redis.call() end) local ok2, e2 = coroutine.resume(co2) local ok3, e3 = xpcall(function() redis.call('get', {}) end, function(e) return e end) local ok4, e4 = xpcall(function() redis.call('nosuch') end, function(e) return e end) return {tostring(e.ignore_error_stats_update), tostring(e2.ignore_error_stats_update), tostring(e3.ignore_error_stats_update), tostring(e4.ignore_error_stats_update), e4.err}",
      b'*5\r\n$4\r\ntrue\r\n$3\r\nnil\r\n$3\r\nnil\r\n$4\r\ntrue\r\n$44\r\nERR Unknown Redis command called from script\r\n'),
+    # 0/0 is a NaN with its sign bit set, which lua_tolstring writes '-nan'; a number past
+    # int64 where a C function wants an integer is the lowest one (the cast's result)
+    ("return {redis.sha1hex(0/0), select(2, pcall(struct.size, 0/0)), select(2, pcall(cmsgpack.unpack_one, 'str', 2^63))}",
+     b"*3\r\n$40\r\n03eaab157a1d1ab44dd8518f1632efd37ae16b69\r\n$50\r\nbad argument #1 to '?' (invalid format option '-')\r\n$58\r\nInvalid request to unpack with offset of 0 and limit of 3.\r\n"),
     ('local n = 0 for k in pairs(_G) do n = n + 1 end return n',
      b':35\r\n'),
     ('local t = {} for k in pairs(struct) do t[#t+1] = k end table.sort(t) return t',

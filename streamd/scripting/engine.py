@@ -21,7 +21,6 @@ from . import libs
 
 log = logging.getLogger("streamd")
 
-INT64_MIN = -(1 << 63)
 _LOG_LEVELS = (logging.DEBUG, logging.INFO, logging.INFO, logging.WARNING)
 # How deep a returned table may nest before the conversion gives up, as Redis does when
 # its C stack for the conversion runs out (a table that holds itself, say).
@@ -692,7 +691,7 @@ class Engine:
         if t is bytes:
             return v
         if t is int or t is float:
-            return _to_int(v)
+            return libs.to_int64(v)
         if v is None:
             return None
         if t is bool:
@@ -880,17 +879,17 @@ class Engine:
     def _setresp(self, *args) -> None:
         if len(args) != 1:
             raise CallError("ERR redis.setresp() requires one argument.")
-        v = _number(args[0])
+        v = libs.to_int64(_number(args[0]) or 0)  # Redis casts lua_tonumber's to an int
         if v not in (2, 3):
             raise CallError("ERR RESP version must be 2 or 3.")
-        self.resp = int(v)
+        self.resp = v
 
     @staticmethod
     def _set_repl(*args) -> None:
         if len(args) != 1:
             raise CallError("ERR redis.set_repl() requires one argument.")
-        v = _number(args[0])
-        if v is None or not 0 <= v <= 3:
+        v = libs.to_int64(_number(args[0]) or 0)
+        if not 0 <= v <= 3:
             raise CallError("ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, "
                             "REPL_ALL or REPL_NONE.")
 
@@ -934,15 +933,3 @@ def _text(v) -> str:
 def _one_line(text: str) -> str:
     """An error or status text as Redis sends it: CR and LF become spaces."""
     return text.replace("\r", " ").replace("\n", " ")
-
-
-def _to_int(v) -> int:
-    """A Lua number as the integer reply Redis makes of it: a C cast of the double
-    (truncated; out of range, infinite or NaN gives the lowest 64-bit integer)."""
-    if type(v) is int:
-        if -(1 << 63) <= v < (1 << 63):
-            return v
-        return INT64_MIN
-    if v != v or not (-9.223372036854775808e18 <= v < 9.223372036854775808e18):
-        return INT64_MIN
-    return int(v)

@@ -55,7 +55,9 @@ def type_name(v, lua_type) -> str:
 
 def num_text(v) -> bytes:
     """A number as lua_tolstring writes it (LUA_NUMBER_FMT, ``%.14g``, integers too:
-    2^53 is 9.007199254741e+15)."""
+    2^53 is 9.007199254741e+15; glibc writes a NaN's sign, and 0/0 has it)."""
+    if v != v:
+        return b"-nan" if math.copysign(1.0, v) < 0 else b"nan"
     return b"%.14g" % v
 
 
@@ -75,7 +77,7 @@ def check_number(args, i: int, lua_type):
 
 def check_integer(args, i: int, lua_type) -> int:
     """luaL_checkinteger: the number truncated toward zero (a C cast)."""
-    return _trunc(check_number(args, i, lua_type))
+    return to_int64(check_number(args, i, lua_type))
 
 
 def opt_integer(args, i: int, default: int, lua_type) -> int:
@@ -84,12 +86,14 @@ def opt_integer(args, i: int, default: int, lua_type) -> int:
     return check_integer(args, i, lua_type)
 
 
-def _trunc(n) -> int:
-    if type(n) is int:
-        return n
-    if n != n or n in (math.inf, -math.inf):
+def to_int64(v) -> int:
+    """A C cast of a Lua number to a 64-bit integer: truncated; out of range, infinite or
+    NaN gives the lowest 64-bit integer (what x86 gives)."""
+    if type(v) is int:
+        return v if -(1 << 63) <= v < (1 << 63) else -(1 << 63)
+    if v != v or not -9.223372036854775808e18 <= v < 9.223372036854775808e18:
         return -(1 << 63)
-    return int(n)
+    return int(v)
 
 
 def check_string(args, i: int, lua_type) -> bytes:
@@ -1036,7 +1040,7 @@ class Struct:
             if opt in _ST_INTEGERS:
                 n = check_number(args, arg, self._type)
                 arg += 1
-                value = _trunc(n) & 0xFFFFFFFFFFFFFFFF if n == n else 0
+                value = to_int64(n) & 0xFFFFFFFFFFFFFFFF if n == n else 0
                 raw = value.to_bytes(max(size, 8), "little")[:size] if size else b""
                 out += raw if state[0] else raw[::-1]
             elif opt == "x":
@@ -1107,7 +1111,7 @@ class Struct:
                         prev = str2number(prev)
                     if type(prev) not in (int, float):
                         raise LibError("format 'c0' needs a previous size")
-                    size = _trunc(prev)
+                    size = to_int64(prev)
                     if out:
                         out.pop()
                     if pos + size > n:
