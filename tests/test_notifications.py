@@ -141,6 +141,28 @@ def test_string_84_events(events):
     assert got == STRING_84
 
 
+
+# INCREX (8.8), after Redis's increx.tcl: "incrby" (BYINT or none) or "incrbyfloat" (BYFLOAT),
+# then "expire" or "persist" when the TTL changed; a past EXAT only "del"; nothing when
+# the result is out of bounds without SATURATE. Not recorded (no 8.8 server here).
+INCREX_88 = [
+    (("INCREX", "k", "BYINT", "5"), both("k", "new", "incrby")),
+    (("INCREX", "f", "BYFLOAT", "0.5"), both("f", "new", "incrbyfloat")),
+    (("INCREX", "k", "BYINT", "1", "EX", "100"), both("k", "incrby", "expire")),
+    (("INCREX", "k", "BYINT", "1", "EX", "200", "ENX"), both("k", "incrby")),
+    (("INCREX", "k", "PERSIST"), both("k", "incrby", "persist")),
+    (("INCREX", "k", "PERSIST"), both("k", "incrby")),
+    (("INCREX", "k", "UBOUND", "0"), []),
+    (("INCREX", "k", "UBOUND", "0", "SATURATE"), both("k", "incrby")),
+    (("INCREX", "k", "EXAT", "1"), both("k", "del")),
+]
+
+
+@pytest.mark.min_redis("8.8")
+def test_increx_events(events):
+    got = [(cmd, events(*cmd)) for cmd, _ in INCREX_88]
+    assert got == INCREX_88
+
 BITMAP = [
     (("SETBIT", "b", "3", "1"), both("b", "new", "setbit")),
     (("SETBIT", "b", "3", "1"), []),  # the bit was already set

@@ -670,3 +670,225 @@ def test_incrbyfloat_matches_long_double_model(r, call, base, incr):
     r.set("f", base)
     expected = incr_by_float(base.encode(), incr.encode(), "ERR value is not a valid float")
     assert call("INCRBYFLOAT", "f", incr) == expected
+
+
+# --- INCREX (8.8; Redis 7.0 lacks it, so these follow redis.io and Redis's increx.tcl) ----
+
+_88 = pytest.mark.min_redis("8.8")
+
+
+@_88
+def test_increx_default_byint_and_byfloat(r, call):
+    assert call("INCREX", "k") == [1, 1]
+    assert call("INCREX", "k") == [2, 1]
+    assert call("INCREX", "k", "BYINT", "-10") == [-8, -10]
+    assert call("INCREX", "k", "byint", "0") == [-8, 0]
+    assert call("INCREX", "k", "BYFLOAT", "0.25") == [b"-7.75", b"0.25"]
+    assert r.get("k") == b"-7.75"
+    # Long double arithmetic and INCRBYFLOAT's digits.
+    assert call("INCREX", "f", "BYFLOAT", "0.1") == [b"0.1", b"0.1"]
+    assert call("INCREX", "f", "BYFLOAT", "0.2") == [b"0.3", b"0.2"]
+    r.set("s", "1.5")
+    assert err(cmd, r, "INCREX", "s", "BYINT", "1") == "value is not an integer or out of range"
+    assert r.object("encoding", "k") == b"embstr"
+    assert call("INCREX", "i", "BYINT", "2000000000") == [2000000000, 2000000000]
+    assert r.object("encoding", "i") == b"int"
+
+
+@_88
+def test_increx_bounds_without_saturate_change_nothing(r, call):
+    r.set("k", "10", ex=100)
+    assert call("INCREX", "k", "BYINT", "10", "UBOUND", "15", "EX", "500") == [10, 0]
+    assert call("INCREX", "k", "BYINT", "-10", "LBOUND", "5") == [10, 0]
+    assert r.get("k") == b"10" and 90 < r.ttl("k") <= 100
+    assert call("INCREX", "k", "BYINT", "5", "UBOUND", "15") == [15, 5]  # exactly the bound
+    # A value already outside the bounds: refused unless the result comes back inside.
+    r.set("k", "50")
+    assert call("INCREX", "k", "BYINT", "5", "UBOUND", "30") == [50, 0]
+    assert call("INCREX", "k", "BYINT", "-25", "UBOUND", "30") == [25, -25]
+    # A missing key is not created.
+    assert call("INCREX", "n", "BYINT", "15", "UBOUND", "10") == [0, 0]
+    assert call("INCREX", "n", "BYFLOAT", "15.5", "UBOUND", "10") == [b"0", b"0"]
+    assert call("INCREX", "n", "BYINT", "5", "LBOUND", "10") == [0, 0]
+    assert r.exists("n") == 0
+    r.set("f", "10.0")
+    assert call("INCREX", "f", "BYFLOAT", "10", "UBOUND", "15.5") == [b"10", b"0"]
+    assert r.get("f") == b"10.0"
+
+
+@_88
+def test_increx_saturate(r, call):
+    r.set("k", "50")
+    assert call("INCREX", "k", "BYINT", "100", "UBOUND", "80", "SATURATE") == [80, 30]
+    assert call("INCREX", "k", "SATURATE", "BYINT", "-100", "LBOUND", "0") == [0, -80]
+    r.set("k", "50")  # above the bound already: clamped to it
+    assert call("INCREX", "k", "BYINT", "5", "UBOUND", "30", "SATURATE") == [30, -20]
+    r.set("k", "-50")
+    assert call("INCREX", "k", "BYINT", "-5", "LBOUND", "-30", "SATURATE") == [-30, 20]
+    r.set("f", "10")
+    assert call("INCREX", "f", "BYFLOAT", "100", "UBOUND", "42.5", "SATURATE") == \
+        [b"42.5", b"32.5"]
+    assert r.get("f") == b"42.5"
+    assert call("INCREX", "g", "BYFLOAT", "-100", "LBOUND", "-5.5", "SATURATE") == \
+        [b"-5.5", b"-5.5"]
+
+
+@_88
+def test_increx_int64_limits(r, call):
+    r.set("k", "9223372036854775800")
+    assert call("INCREX", "k", "BYINT", "9223372036854775800") == [9223372036854775800, 0]
+    assert r.get("k") == b"9223372036854775800"
+    assert call("INCREX", "k", "BYINT", "9223372036854775800", "SATURATE") == [LLONG_MAX, 7]
+    assert call("INCREX", "k", "SATURATE") == [LLONG_MAX, 0]
+    r.set("k", "-9223372036854775800")
+    assert call("INCREX", "k", "BYINT", "-9223372036854775800", "LBOUND",
+                "-9223372036854775808", "SATURATE") == [-LLONG_MAX - 1, -8]
+    r.set("k", "9223372036854775800")
+    assert err(cmd, r, "INCREX", "k", "BYINT", "1", "SATURATE", "UBOUND",
+               "-9223372036854775808") == "applied increment would overflow"
+    assert r.get("k") == b"9223372036854775800"
+    # Past the long double range is past BYFLOAT's type limits.
+    r.set("f", "1e4932")
+    assert call("INCREX", "f", "BYFLOAT", "1e4932")[1] == b"0"
+    assert r.get("f") == b"1e4932"
+    top = call("INCREX", "f", "BYFLOAT", "1e4932", "SATURATE")[0]
+    assert top.startswith(b"1189731495357231765") and len(top) == 4933
+
+
+@_88
+def test_increx_expiry_options(r, call):
+    assert call("INCREX", "k", "EX", "100") == [1, 1]
+    assert 99 <= r.ttl("k") <= 100
+    assert call("INCREX", "k") == [2, 1]  # no option keeps the TTL
+    assert 99 <= r.ttl("k") <= 100
+    call("INCREX", "k", "PX", "50000")
+    assert 49000 < r.pttl("k") <= 50000
+    at = int(time.time()) + 300
+    call("INCREX", "k", "EXAT", str(at))
+    assert r.expiretime("k") == at
+    call("INCREX", "k", "PXAT", str(at * 1000 + 500))
+    assert r.pexpiretime("k") == at * 1000 + 500
+    assert call("INCREX", "k", "BYINT", "1", "PERSIST") == [6, 1]
+    assert r.ttl("k") == -1
+    assert call("INCREX", "k", "PERSIST") == [7, 1]
+    assert r.ttl("k") == -1
+    # A time already past deletes the key.
+    assert call("INCREX", "k", "EXAT", "1") == [8, 1]
+    assert r.exists("k") == 0
+
+
+@_88
+def test_increx_enx(r, call):
+    r.set("k", "10")
+    assert call("INCREX", "k", "BYINT", "1", "EX", "100", "ENX") == [11, 1]
+    assert 99 <= r.ttl("k") <= 100
+    assert call("INCREX", "k", "ENX", "EX", "10") == [12, 1]
+    assert 99 <= r.ttl("k") <= 100
+    assert call("INCREX", "k", "PXAT", "1", "ENX") == [13, 1]  # not set, so nothing expires
+    assert r.get("k") == b"13"
+    assert call("INCREX", "new", "BYINT", "5", "EX", "100", "ENX") == [5, 5]
+    assert 99 <= r.ttl("new") <= 100
+
+
+@_88
+@pytest.mark.parametrize("args, message", [
+    ((), "wrong number of arguments for 'increx' command"),
+    (("k", "FOO"), "syntax error"),
+    (("k", "BYINT"), "syntax error"),
+    (("k", "SAT"), "syntax error"),
+    (("k", "BYINT", "1", "BYFLOAT", "1.5"), "syntax error"),
+    (("k", "BYFLOAT", "1.5", "BYINT", "1"), "syntax error"),
+    (("k", "BYINT", "1", "BYINT", "2"), "syntax error"),
+    (("k", "LBOUND", "0", "LBOUND", "1"), "syntax error"),
+    (("k", "SATURATE", "SATURATE"), "syntax error"),
+    (("k", "EX", "10", "EX", "20"), "syntax error"),
+    (("k", "EX", "10", "PX", "5000"), "syntax error"),
+    (("k", "PERSIST", "EX", "10"), "syntax error"),
+    (("k", "EX", "10", "PERSIST"), "syntax error"),
+    (("k", "PERSIST", "PERSIST"), "syntax error"),
+    (("k", "PERSIST", "ENX"), "syntax error"),
+    (("k", "ENX", "PERSIST"), "syntax error"),
+    (("k", "ENX", "ENX", "EX", "10"), "syntax error"),
+    (("k", "ENX"), "ENX flag requires an expiration"),
+    (("k", "BYINT", "1", "ENX"), "ENX flag requires an expiration"),
+    (("k", "BYINT", "abc"), "Increment is not an integer or out of range"),
+    (("k", "BYINT", "1.5"), "Increment is not an integer or out of range"),
+    (("k", "BYFLOAT", "abc"), "Increment is not a valid float"),
+    (("k", "BYFLOAT", "+inf"), "BYFLOAT increment cannot be Infinity"),
+    (("k", "BYFLOAT", "-inf"), "BYFLOAT increment cannot be Infinity"),
+    (("k", "LBOUND", "1.5"), "LBOUND is not an integer or out of range"),
+    (("k", "UBOUND", "x"), "UBOUND is not an integer or out of range"),
+    (("k", "BYFLOAT", "1", "LBOUND", "abc"), "LBOUND is not a valid float"),
+    (("k", "BYFLOAT", "1", "UBOUND", "abc"), "UBOUND is not a valid float"),
+    (("k", "LBOUND", "10", "UBOUND", "5"), "LBOUND can't be greater than UBOUND"),
+    (("k", "BYFLOAT", "0.5", "LBOUND", "10.5", "UBOUND", "1.5"),
+     "LBOUND can't be greater than UBOUND"),
+    (("k", "EX", "0"), "invalid expire time in 'increx' command"),
+    (("k", "PX", "-1"), "invalid expire time in 'increx' command"),
+    (("k", "EX", "x"), "value is not an integer or out of range"),
+])
+def test_increx_errors(r, args, message):
+    r.set("k", "5")
+    assert err(cmd, r, "INCREX", *args) == message
+    assert r.get("k") == b"5" and r.ttl("k") == -1
+
+
+@_88
+def test_increx_wrong_values(r):
+    r.hset("l", "f", "a")
+    for args in ((), ("BYINT", "1"), ("BYFLOAT", "1.5")):
+        assert err(cmd, r, "INCREX", "l", *args).startswith("WRONGTYPE")
+    r.set("s", "hello")
+    assert err(cmd, r, "INCREX", "s") == "value is not an integer or out of range"
+    assert err(cmd, r, "INCREX", "s", "BYFLOAT", "1") == "value is not a valid float"
+    r.set("s", "inf")
+    assert err(cmd, r, "INCREX", "s", "BYFLOAT", "1") == "value cannot be Infinity"
+    assert r.get("s") == b"inf"
+
+
+@_88
+def test_increx_reply_types_in_resp3(call):
+    reply = call.resp3("INCREX", "i", "BYINT", "3")
+    assert reply == [3, 3] and all(type(x) is int for x in reply)
+    assert call.resp3("INCREX", "f", "BYFLOAT", "1.5") == [1.5, 1.5]  # doubles
+    assert call.resp3("INCREX", "f", "BYFLOAT", "1", "UBOUND", "2") == [1.5, 0.0]
+    assert call("INCREX", "f", "BYFLOAT", "0.25") == [b"1.75", b"0.25"]  # RESP2: bulk
+
+
+@_88
+def test_increx_in_multi(r):
+    p = r.pipeline()
+    p.execute_command("INCREX", "k", "BYINT", "5", "EX", "100")
+    p.execute_command("INCREX", "k", "BYINT", "10", "UBOUND", "12")
+    p.execute_command("INCREX", "k", "BYINT", "10", "UBOUND", "12", "SATURATE")
+    p.execute_command("INCREX", "k", "ENX")
+    r.response_callbacks.pop("INCREX", None)
+    out = p.execute(raise_on_error=False)
+    assert [list(x) if isinstance(x, list) else type(x) for x in out] == \
+        [[5, 5], [5, 0], [12, 7], redis.ResponseError]
+    assert r.get("k") == b"12" and 99 <= r.ttl("k") <= 100
+
+
+@_88
+def test_increx_dirty(r):
+    r.set("k", "5", ex=100)
+    assert dirty_changes(r, [
+        ("INCREX", "k"), ("INCREX", "k", "EX", "100"), ("INCREX", "k", "PERSIST"),
+        ("INCREX", "k", "UBOUND", "0"), ("INCREX", "k", "BYFLOAT", "1"),
+        ("INCREX", "n", "BYINT", "1", "UBOUND", "0"),
+    ]) == [(("INCREX", "k"), 1), (("INCREX", "k", "EX", "100"), 1),
+           (("INCREX", "k", "PERSIST"), 1), (("INCREX", "k", "UBOUND", "0"), 0),
+           (("INCREX", "k", "BYFLOAT", "1"), 1),
+           (("INCREX", "n", "BYINT", "1", "UBOUND", "0"), 0)]
+
+
+@_88
+def test_increx_command_docs(call):
+    docs = call.resp3("COMMAND", "DOCS", "increx")[b"increx"]
+    assert docs[b"since"] == b"8.8.0" and docs[b"group"] == b"string"
+    names = [a[b"name"] for a in docs[b"arguments"]]
+    assert names == [b"key", b"increment", b"saturate", b"lowerbound", b"upperbound",
+                     b"expiration", b"enx"]
+    info = call("COMMAND", "INFO", "increx")[0]
+    assert info[1] == -2 and info[3:6] == [1, 1, 1]
+    assert set(info[2]) == {b"write", b"denyoom", b"fast"}
