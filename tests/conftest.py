@@ -92,6 +92,33 @@ class Target:
                            password=self.password, socket_timeout=10, **kw)
 
 
+def protected_command_mode(client, option: str) -> str:
+    """The value of one of the ``enable-*-command`` options: no, yes or local."""
+    return client.config_get(option)[option]
+
+
+def refusing_target(client, option: str, command: str):
+    """``client`` when ``option`` keeps ``command`` from it (the default), else a skip."""
+    if protected_command_mode(client, option) != "no":
+        pytest.skip(f"the target allows {command}")
+    return client
+
+
+def target_allowing(target, option: str):
+    """For a module-scoped fixture (``yield from``): a server where ``option`` lets every
+    client run the command it guards. streamd: one started in process with ``option yes``;
+    a real Redis only if it was started that way, else the test is skipped."""
+    if target.is_streamd:
+        from tests.inprocess import InProcessServer
+
+        with InProcessServer(**{option.replace("-", "_"): "yes"}) as srv:
+            yield Target("127.0.0.1", srv.port, 0, is_streamd=True)
+        return
+    if protected_command_mode(target.client(), option) != "yes":
+        pytest.skip(f"the target was not started with {option} yes")
+    yield target
+
+
 @pytest.fixture(scope="session")
 def target(request):
     url = request.config.getoption("--redis-url")

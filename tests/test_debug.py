@@ -17,36 +17,23 @@ import pytest
 import redis
 
 from streamd.commands.debug import _atoi, _sleep_seconds
-from tests.conftest import RawConn, Target, encode_request, wait_for
+from tests.conftest import (RawConn, Target, encode_request, refusing_target, target_allowing,
+                            wait_for)
 
 REFUSED = (b'-ERR DEBUG command not allowed. If the enable-debug-command option is set to '
            b'"local", you can run it from a local connection, otherwise you need to set this '
            b'option in the configuration file, and then restart the server.\r\n')
 
 
-def _debug_mode(client) -> str:
-    return client.config_get("enable-debug-command")["enable-debug-command"]
-
-
 @pytest.fixture
 def refusing(r):
-    if _debug_mode(r) != "no":
-        pytest.skip("the target allows DEBUG")
-    return r
+    return refusing_target(r, "enable-debug-command", "DEBUG")
 
 
 @pytest.fixture(scope="module")
 def debug_target(target):
     """A server that allows DEBUG to every client."""
-    if target.is_streamd:
-        from tests.inprocess import InProcessServer
-
-        with InProcessServer(enable_debug_command="yes") as srv:
-            yield Target("127.0.0.1", srv.port, 0, is_streamd=True)
-        return
-    if _debug_mode(target.client()) != "yes":
-        pytest.skip("the target was not started with enable-debug-command yes")
-    yield target
+    yield from target_allowing(target, "enable-debug-command")
 
 
 @pytest.fixture

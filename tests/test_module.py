@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import RawConn, Target, encode_request
+from tests.conftest import RawConn, encode_request, refusing_target, target_allowing
 
 REFUSED = (b'-ERR MODULE command not allowed. If the enable-module-command option is set to '
            b'"local", you can run it from a local connection, otherwise you need to set this '
@@ -19,29 +19,15 @@ REFUSED = (b'-ERR MODULE command not allowed. If the enable-module-command optio
 LOAD_FAILED = b"-ERR Error loading the extension. Please check the server logs.\r\n"
 
 
-def _module_mode(client) -> str:
-    return client.config_get("enable-module-command")["enable-module-command"]
-
-
 @pytest.fixture
 def refusing(r):
-    if _module_mode(r) != "no":
-        pytest.skip("the target allows MODULE LOAD")
-    return r
+    return refusing_target(r, "enable-module-command", "MODULE LOAD")
 
 
 @pytest.fixture(scope="module")
 def allowing(target):
     """A server that lets every client run MODULE LOAD and UNLOAD."""
-    if target.is_streamd:
-        from tests.inprocess import InProcessServer
-
-        with InProcessServer(enable_module_command="yes") as srv:
-            yield Target("127.0.0.1", srv.port, 0, is_streamd=True)
-        return
-    if _module_mode(target.client()) != "yes":
-        pytest.skip("the target was not started with enable-module-command yes")
-    yield target
+    yield from target_allowing(target, "enable-module-command")
 
 
 def test_module_list_is_empty_in_both_protocols(wire):
