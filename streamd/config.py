@@ -312,6 +312,8 @@ _p("logfile", "", _string, mutable=False)
 _p("syslog-enabled", _NO, _yesno, mutable=False)
 _p("hz", 10, _int_range(0, INT_MAX, clamp=(1, 500)))
 _p("dynamic-hz", _YES, _yesno)
+# streamd's own: microseconds the loop keeps polling after a read (server/busypoll.py); 0 off
+_p("streamd-busy-poll-us", 100, _int_range(0, 1_000_000))
 _p("timeout", 0, _int_range(0, INT_MAX))
 _p("tcp-keepalive", 300, _int_range(0, INT_MAX))
 _p("tcp-backlog", 511, _int_range(0, INT_MAX), mutable=False)

@@ -28,6 +28,8 @@ class EmbeddedServer:
 
     def __init__(self, **config):
         config.setdefault("port", 0)
+        # Polling after each read would compete for the GIL with the program around it.
+        config.setdefault("streamd_busy_poll_us", 0)
         self.config = Config(**config)
         self.server: Server | None = None
         self.port = 0  # the port listened on, once started

@@ -121,6 +121,7 @@ class Client(asyncio.Protocol):
         self.held_pushes = bytearray()
         self._paused_reading = False
         self._writes = server.writes
+        self._busy = server.busy
         self._pubsub = server.pubsub
         self._period = -1  # the last cron period in which this client counted as active
         # Whether the dispatcher's slow path is needed; ``update_special`` keeps it in step
@@ -253,6 +254,11 @@ class Client(asyncio.Protocol):
         if self._period != writes.period:
             self._period = writes.period
             writes.active += 1
+        busy = self._busy
+        if busy.polling:
+            busy.active = True
+        else:
+            busy.wake()
         reader = self.reader
         while True:
             try:

@@ -35,6 +35,7 @@ from ..protocol.replies import NULL_ARRAY, QUEUED as _QUEUED, ErrorReply, Raw, i
 from ..store.keyspace import Keyspace, now_ms
 from ..store.stream import Stream
 from .acllog import AclLog
+from .busypoll import BusyPoll
 from .client import Client
 from .pubsub import PubSub
 from .latency import Latency
@@ -136,6 +137,7 @@ class Server:
         # every client takes the dispatcher's slow path, which shows their commands.
         self.monitors: list[Client] = []
         self.writes = WriteScheduler()  # when replies are written (at once or per iteration)
+        self.busy = BusyPoll()  # whether the loop polls on after a read
         self.pubsub = PubSub(self.writes, self.config)
         self.keyspace.event_hook = self.pubsub.keyspace_event
         self.keyspace.configure_events(self.config["notify-keyspace-events"])
@@ -183,6 +185,7 @@ class Server:
         monitor_ms = self.config["latency-monitor-threshold"]
         self.monitor_us = monitor_ms * 1000 if monitor_ms > 0 else NEVER
         self.watch_us = min(self.slow_us, self.monitor_us)
+        self.busy.configure(self.config["streamd-busy-poll-us"])
         if self.config["latency-tracking"] != self.latency.tracking:
             self.latency.set_tracking(self.config["latency-tracking"])
         # Redis trims the log at the end of every command while it is on, the CONFIG SET
@@ -854,7 +857,7 @@ class Server:
         log.log(VERBOSE, message)
 
     async def start(self, handle_signals: bool = False) -> None:
-        self.loop = self.writes.loop = asyncio.get_running_loop()
+        self.loop = self.writes.loop = self.busy.loop = asyncio.get_running_loop()
         self._stopped = self.loop.create_future()
         port = self.config["port"]
         servers = []

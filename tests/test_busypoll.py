@@ -1,0 +1,157 @@
+"""Busy polling after reads (``server/busypoll.py``): when a window opens, how long the loop
+keeps polling, that it stops, and where it is off."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+
+from streamd.embed import EmbeddedServer
+from streamd.server import busypoll
+from streamd.server.busypoll import BusyPoll
+
+from .test_cli import start, stop
+
+pytestmark = pytest.mark.streamd_only
+
+
+class _Loop:
+    def __init__(self):
+        self.callbacks: list = []
+
+    def call_soon(self, callback, *args):
+        self.callbacks.append(callback)
+
+    def iteration(self) -> int:
+        """Run what was scheduled (one loop iteration); how many callbacks ran."""
+        callbacks, self.callbacks = self.callbacks, []
+        for callback in callbacks:
+            callback()
+        return len(callbacks)
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def poll(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(busypoll, "perf_counter", clock)
+    monkeypatch.setattr(busypoll, "cpus_available", lambda: 2)
+    bp = BusyPoll()
+    bp.loop = _Loop()
+    bp.configure(100)  # µs
+    return bp, clock
+
+
+def _read(bp: BusyPoll) -> None:
+    """What a client does per read (Client.data_received)."""
+    if bp.polling:
+        bp.active = True
+    else:
+        bp.wake()
+
+
+def test_a_read_after_a_long_idle_opens_no_window(poll):
+    bp, clock = poll
+    _read(bp)
+    assert not bp.polling and not bp.loop.callbacks
+    clock.now += 1.0
+    _read(bp)
+    assert not bp.polling
+
+
+def test_a_read_soon_after_the_last_opens_a_window_that_reads_keep_open(poll):
+    bp, clock = poll
+    _read(bp)
+    clock.now += 60e-6  # within the 100 µs window of the last read
+    _read(bp)
+    assert bp.polling and len(bp.loop.callbacks) == 1
+    for _ in range(20):  # a client answering every 80 µs keeps the loop polling
+        clock.now += 80e-6
+        _read(bp)
+        assert bp.loop.iteration() == 1 and bp.polling
+    # No read: the loop polls until 100 µs after the last read, then goes idle.
+    clock.now += 50e-6
+    assert bp.loop.iteration() == 1 and bp.polling
+    clock.now += 51e-6
+    assert bp.loop.iteration() == 1
+    assert not bp.polling and not bp.loop.callbacks
+
+
+def test_a_client_slower_than_the_window_stops_polling(poll):
+    bp, clock = poll
+    _read(bp)
+    clock.now += 10e-6
+    _read(bp)
+    assert bp.polling
+    clock.now += 101e-6
+    bp.loop.iteration()
+    assert not bp.polling  # the window ended without a read
+    clock.now += 150e-6  # the next read comes 150 µs after the loop went idle
+    _read(bp)
+    assert not bp.polling and not bp.loop.callbacks
+
+
+@pytest.mark.parametrize("window_us, cpus", [(0, 8), (100, 1)])
+def test_off_with_a_zero_window_or_one_cpu(monkeypatch, window_us, cpus):
+    clock = _Clock()
+    monkeypatch.setattr(busypoll, "perf_counter", clock)
+    monkeypatch.setattr(busypoll, "cpus_available", lambda: cpus)
+    bp = BusyPoll()
+    bp.loop = _Loop()
+    bp.configure(window_us)
+    assert bp.window == 0
+    for _ in range(3):
+        clock.now += 1e-6
+        _read(bp)
+    assert not bp.polling and not bp.loop.callbacks
+
+
+def test_config_set_changes_the_window_and_the_embedded_default_is_off(monkeypatch):
+    monkeypatch.setattr(busypoll, "cpus_available", lambda: 2)
+    with EmbeddedServer() as srv:
+        r = redis.Redis(port=srv.port)
+        assert r.config_get("streamd-busy-poll-us") == {"streamd-busy-poll-us": "0"}
+        assert srv.server.busy.window == 0
+        assert r.config_set("streamd-busy-poll-us", 250)
+        assert srv.server.busy.window == pytest.approx(250e-6)
+        with pytest.raises(redis.ResponseError) as exc:
+            r.config_set("streamd-busy-poll-us", -1)
+        assert str(exc.value) == ("CONFIG SET failed (possibly related to argument "
+                                  "'streamd-busy-poll-us') - argument must be between 0 and 1000000 "
+                                  "inclusive")
+        assert r.ping()  # traffic with polling on: served as ever
+        r.close()
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, in clock ticks
+
+
+@pytest.mark.skipif(busypoll.cpus_available() < 2, reason="polling is off on one CPU")
+def test_the_server_polls_by_default_and_goes_idle_after_the_traffic():
+    proc, port, _ = start("--port", "0")
+    try:
+        r = redis.Redis(port=port)
+        assert r.config_get("streamd-busy-poll-us") == {"streamd-busy-poll-us": "100"}
+        for i in range(2000):  # back-to-back requests: the loop polls between them
+            r.xadd("s", {"f": i})
+        assert r.xlen("s") == 2000
+        time.sleep(0.2)
+        before = _cpu_seconds(proc.pid)
+        time.sleep(1.0)
+        # Idle: the cron's ten ticks a second, no polling (which would use the whole second).
+        assert _cpu_seconds(proc.pid) - before < 0.3
+        r.close()
+    finally:
+        stop(proc)
