@@ -13,7 +13,7 @@ import os
 import statistics
 from dataclasses import dataclass
 
-TARGET_ORDER = ("streamd", "redis", "fakeredis")
+TARGET_ORDER = ("streamd", "streamd-nopoll", "redis", "fakeredis")
 
 
 @dataclass(frozen=True)
@@ -213,6 +213,8 @@ def markdown(data: dict) -> str:
     head = ["Workload", "unit", *targets]
     if "streamd" in targets and "redis" in targets:
         head.append("streamd vs redis")
+    if "streamd-nopoll" in targets and "redis" in targets:
+        head.append("streamd-nopoll vs redis")
     if "streamd" in targets and "fakeredis" in targets:
         head.append("streamd vs fakeredis")
     head += ["target", "result"]
@@ -223,6 +225,8 @@ def markdown(data: dict) -> str:
         row += [_cell(m["results"].get(t), m["unit"]) for t in targets]
         if "streamd vs redis" in head:
             row.append(fmt_ratio(m["vs_redis"].get("streamd")))
+        if "streamd-nopoll vs redis" in head:
+            row.append(fmt_ratio(m["vs_redis"].get("streamd-nopoll")))
         if "streamd vs fakeredis" in head:
             row.append(fmt_ratio(m.get("streamd_vs_fakeredis")))
         cs = checks_by_metric.get(key, [])

@@ -21,7 +21,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
-ALL_TARGETS = ("streamd", "redis", "fakeredis")
+# streamd-nopoll: streamd with busy polling off (streamd/server/busypoll.py), run only where an
+# idle server matters (unpipelined clients, wake-up latency), to show what polling changes.
+ALL_TARGETS = ("streamd", "redis", "fakeredis", "streamd-nopoll")
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -42,7 +44,7 @@ def _die_with_parent() -> None:
 
 def available(name: str) -> tuple[bool, str]:
     """Whether a target can be started here, and why not."""
-    if name == "streamd":
+    if name in ("streamd", "streamd-nopoll"):
         if (REPO / "streamd" / "__main__.py").exists() or importlib.util.find_spec("streamd"):
             return True, ""
         return False, "streamd package not found"
@@ -58,9 +60,10 @@ def available(name: str) -> tuple[bool, str]:
 
 
 def _command(name: str, port: int) -> list[str]:
-    if name == "streamd":
+    if name in ("streamd", "streamd-nopoll"):
+        off = ["--streamd-busy-poll-us", "0"] if name == "streamd-nopoll" else []
         return [sys.executable, "-m", "streamd", "--port", str(port), "--bind", HOST,
-                "--loglevel", "warning"]
+                "--loglevel", "warning", *off]
     if name == "redis":
         return ["redis-server", "--port", str(port), "--bind", HOST, "--save", "",
                 "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no",

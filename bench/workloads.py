@@ -101,6 +101,7 @@ class Workload:
     tool = ""
     requires: tuple = ("streams",)
     fresh = False
+    idle_between = False  # the server idles between requests (the one case busy polling changes)
 
     def metrics(self, p: Profile) -> list[Metric]:
         raise NotImplementedError
@@ -109,6 +110,8 @@ class Workload:
         return p.rounds
 
     def check(self, t: Target) -> None:
+        if t.name == "streamd-nopoll" and not self.idle_between:
+            raise NotApplicable("busy polling only matters while the server idles between requests")
         for feat in self.requires:
             reason = t.lacks(feat)
             if reason:
@@ -140,6 +143,7 @@ class RBench(Workload):
         self.name, self.title, self.metric_title = name, title, metric_title
         self.command, self.clients, self.pipeline = command, clients, pipeline
         self.key, self.requires, self.prefill = key, requires, prefill
+        self.idle_between = clients == 1 and pipeline == 1
 
     def metrics(self, p):
         return [Metric(self.name, self.metric_title, "ops/s", "higher")]
@@ -260,6 +264,7 @@ class IdmpVsPlain(Workload):
 
     def __init__(self, clients: int, pipeline: int):
         self.clients, self.pipeline = clients, pipeline
+        self.idle_between = clients == 1 and pipeline == 1
         shape = "1c" if clients == 1 and pipeline == 1 else f"{clients}x{pipeline}"
         self.shape = shape
         self.name = f"idmp_{shape}"
@@ -408,6 +413,7 @@ class Wakeup(Workload):
     title = "Wake-up latency of a client blocked in XREAD, from XADD sent to entry received"
     tool = "python (raw socket + hiredis)"
     requires = ("streams", "block")
+    idle_between = True
     KEY = b"bench:wakeup"
 
     def metrics(self, p):
