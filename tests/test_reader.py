@@ -151,3 +151,28 @@ def test_buffered_splits_the_pending_request_whatever_the_reads(seed):
         taken += len(a)
     assert reader.buffered() == (cut - at, taken)
     assert reader.buffered(parsed=False) == (cut, 0)
+
+
+@pytest.mark.parametrize("chunk", [70_000, 200_000])
+def test_a_long_request_read_in_pieces_that_end_on_argument_boundaries(chunk):
+    # hiredis holds no bytes after a read that ends where an argument ends (it has taken
+    # the complete arguments of the request in progress): the reader's byte count must
+    # carry on there, or the rest of the request is read as inline commands.
+    args = [b"EXISTS"] + [b"key:%d" % i for i in range(100_000)]
+    pieces, cut, size = [], [], 0
+    for a in args:
+        piece = b"$%d\r\n%s\r\n" % (len(a), a)
+        cut.append(piece)
+        size += len(piece)
+        if size >= chunk:
+            pieces.append(b"".join(cut))
+            cut, size = [], 0
+    pieces.append(b"".join(cut))
+    pieces[0] = b"*%d\r\n" % len(args) + pieces[0]
+    reader = RequestReader(_Limits(False))
+    got = []
+    for _ in range(3):  # the same request again on the same reader
+        for piece in pieces:
+            got += reader.feed(piece)
+    assert len(got) == 3 and all(req == args for req in got)
+    assert reader.feed(b"*1\r\n$4\r\nPING\r\n") == [[b"PING"]]

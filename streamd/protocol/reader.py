@@ -641,12 +641,19 @@ class RequestReader:
             chunks.clear()
             self._fed = self._consumed = 0
             self._suspect = False
-        elif pending > INLINE_MAX + 8 and not hi.has_data():
-            # Only a non-canonical encoding (e.g. '*02') can get the byte count wrong;
-            # hiredis holds at most one header line then, so the accounting is reset.
-            self._chunks.clear()
-            self._fed = self._consumed = self._need = 0
-            self._suspect = False
+        elif not hi.has_data():
+            # hiredis holds no byte it has not parsed: it took the complete arguments of
+            # the request in progress, and a read ended where one of them does. No header
+            # line can be waiting there, so there is nothing for _check_pending to find
+            # (which would re-read the whole request so far, every read).
+            if pending > self._limits.query_buffer_limit():
+                raise QueryBufferFull("query buffer limit")
+            if pending > INLINE_MAX + 8 and self._byte_at(self._consumed) != 0x2A:
+                # Only a non-canonical encoding (e.g. '*02') can get the byte count wrong
+                # (the pending bytes then do not start a request): the accounting is reset.
+                self._chunks.clear()
+                self._fed = self._consumed = self._need = 0
+                self._suspect = False
         elif self._check_pending(pending):
             return self._fallback(out)
         return out
