@@ -159,6 +159,13 @@ CONVERSIONS += [
     ("return {ok = 'a\\nb'}", b"+a b\r\n"),
     ("return redis.error_reply('x\\r\\ny')", b"-ERR x  y\r\n"),
     ("return {{err = 'a\\nb'}, {ok = 'c\\rd'}}", b"*2\r\n-a b\r\n+c d\r\n"),
+    # coroutine.wrap passes values both ways, yields included
+    ("local f = coroutine.wrap(function(a) coroutine.yield(a + 1) return 'x' end) "
+     "return {f(1), f()}", b"*2\r\n:2\r\n$1\r\nx\r\n"),
+    ("local f = coroutine.wrap(function(...) return select('#', ...), ... end) "
+     "return {f(1, nil, 3)}", b"*2\r\n:3\r\n:1\r\n"),
+    ("local ok, e = pcall(coroutine.wrap(function() error('in') end)) return {tostring(ok), e}",
+     b"*2\r\n$5\r\nfalse\r\n$17\r\nuser_script:1: in\r\n"),
 ]
 
 
@@ -253,6 +260,19 @@ FAILURES += [
      "ERR user_script:1: bad argument #1 to 'f' (number expected, got table)", 1),
     ("error({err = 5})", "5", 1),
     ("error({err = 'a\\nb'})", "a b", 1),
+    # coroutine.wrap: its function's string error gets the caller's position on top of its
+    # own (what the sandbox's wrap, resuming through the hook-setting resume, rebuilds).
+    ("local f = coroutine.wrap(1) return f",
+     "ERR user_script:1: bad argument #1 to 'wrap' (Lua function expected)", 1),
+    ("local f = coroutine.wrap(function() error('boom') end) local r = f() return r",
+     "ERR user_script:1: user_script:1: boom", 1),
+    ("local f = coroutine.wrap(function() return 1 end) f() local r = f() return r",
+     "ERR user_script:1: cannot resume dead coroutine", 1),
+    ("local f = coroutine.wrap(function() return cjson.decode('{') end) local r = f() return r",
+     "ERR user_script:1: user_script:1: Expected object key string but found T_END at "
+     "character 2", 1),
+    ("local f = coroutine.wrap(function() error({err='tbl'}) end) local r = f() return r",
+     "tbl", 1),
 ]
 
 

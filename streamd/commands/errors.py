@@ -278,6 +278,16 @@ def unknown_argument(arg: bytes) -> str:
     return f"ERR unknown argument: {_show(arg, len(arg))}"
 
 
-# SCRIPT KILL / FUNCTION KILL: a script runs to its end within one command, so none is
-# ever running when either is handled.
+# A script running past busy-reply-threshold (server/busyscript.py): every command but the
+# allow_busy ones gets BUSY, naming the KILL that applies to what runs.
 NOTBUSY = "NOTBUSY No scripts in execution right now."
+BUSY_EVAL = ("BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+             "SHUTDOWN NOSAVE.")
+BUSY_FUNCTION = ("BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                 "SHUTDOWN NOSAVE.")
+UNKILLABLE = ("UNKILLABLE Sorry the script already executed write commands against the "
+              "dataset. You can either wait the script termination or kill the server in a "
+              "hard way using the SHUTDOWN NOSAVE command.")
+# What the killed script raises (its reply adds "script: <name>, on <source>:<line>."),
+# FUNCTION KILL's victims included.
+SCRIPT_KILLED = "ERR Script killed by user with SCRIPT KILL..."

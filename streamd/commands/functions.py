@@ -22,7 +22,7 @@ from . import errors as E
 from .args import parse_int
 from .errors import CommandError
 from .keyutil import glob_match
-from .scripting import lua_engine, run_script
+from .scripting import kill_script, lua_engine, run_script
 from .table import command, help_command, integer, key, oneof, string, token
 
 # Redis's flag names, in the order FUNCTION LIST gives them.
@@ -235,8 +235,14 @@ def function_stats(ctx, argv):
     libs = ctx.server.functions
     n_libs = len(libs.libraries) if libs is not None else 0
     n_functions = sum(len(lib.functions) for lib in libs.libraries.values()) if n_libs else 0
-    # A function runs to its end within one command: none is ever running when this runs.
-    return Map([(b"running_script", None), (b"engines", Map([(b"LUA", Map([
+    run = ctx.server.script_run  # one past busy-reply-threshold: nothing else runs before
+    running = None
+    if run is not None:
+        if run.is_eval:
+            raise CommandError(E.BUSY_EVAL)
+        running = Map([(b"name", run.name.encode("utf-8", "surrogateescape")),
+                       (b"command", list(run.argv)), (b"duration_ms", run.duration_ms())])
+    return Map([(b"running_script", running), (b"engines", Map([(b"LUA", Map([
         (b"libraries_count", n_libs), (b"functions_count", n_functions)]))]))])
 
 
@@ -245,7 +251,7 @@ def function_stats(ctx, argv):
          since="7.0.0", summary="Terminates a function during execution.", complexity="O(1)")
 def function_kill(ctx, argv):
     """FUNCTION KILL"""
-    raise CommandError(E.NOTBUSY)
+    return kill_script(ctx, False)
 
 
 help_command("function", "scripting", "7.0.0", [
@@ -318,7 +324,7 @@ def _fcall(ctx, argv, ro: bool):
     engine = lua_engine(ctx)
     return run_script(ctx, engine, argv, read_only, lambda call, known, resp: (
         engine.call_function(fn.name, fn.callback, argv[3:3 + n], argv[3 + n:], call, known,
-                             resp)))
+                             resp)), fn.name.decode("utf-8", "replace"), False)
 
 
 _FCALL_ARGS = (string("function"), integer("numkeys"), key(optional=True, multiple=True),

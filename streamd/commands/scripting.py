@@ -35,6 +35,7 @@ def lua_engine(ctx) -> Engine:
             raise CommandError("ERR Lua scripting is not available: the lupa package "
                                f"could not be loaded ({missing})")
         engine = server.scripts = Engine(REDIS_VERSION)
+        engine.tick = server.script.tick  # the running script's, whichever it is
     return engine
 
 
@@ -67,15 +68,19 @@ def _run(ctx, engine: Engine, sha: str, argv: list, read_only: bool):
     if ctx.server.monitors:  # the script first, then its commands, as Redis shows them
         ctx.server.show_line(ctx, argv)
     return run_script(ctx, engine, argv, read_only, lambda call, known, resp: engine.run(
-        sha, argv[3:3 + n], argv[3 + n:], call, known, resp))
+        sha, argv[3:3 + n], argv[3 + n:], call, known, resp), sha, True)
 
 
-def run_script(ctx, engine: Engine, argv: list, read_only: bool, start):
+def run_script(ctx, engine: Engine, argv: list, read_only: bool, start, name: str,
+               is_eval: bool):
     """Run a script or function on its caller: ``start(call, known, resp)`` runs it in
-    the engine, with ``call`` taking its redis.call's through the server's dispatch."""
+    the engine, with ``call`` taking its redis.call's through the server's dispatch.
+    ``name`` (the SHA1 or the function's name) and ``is_eval`` are what SCRIPT KILL,
+    FUNCTION KILL and the slow-script log see of it."""
     server = ctx.server
     db, resp, blocking = ctx.db, ctx.resp, ctx.blocking_allowed
     script_call = server.script_call
+    run = server.script_begin(ctx, argv, name, is_eval)
 
     def call(cargv):
         cmd, refusal = _resolve(cargv)
@@ -87,6 +92,8 @@ def run_script(ctx, engine: Engine, argv: list, read_only: bool, start):
         if read_only and not _WRITING.isdisjoint(cmd.flags):
             server.script_refused(cmd, _READ_ONLY)
             return False, _READ_ONLY
+        if "write" in cmd.flags:  # from now on SCRIPT KILL cannot undo the script
+            run.wrote = True
         ctx.resp = engine.resp
         reply = script_call(ctx, cmd, cargv)
         if type(reply) is ErrorReply:
@@ -107,6 +114,7 @@ def run_script(ctx, engine: Engine, argv: list, read_only: bool, start):
         TABLE[argv[0].lower()].failed_calls += 1
         return ErrorReply(exc.text)
     finally:
+        server.script_end(run)
         # The script's SELECT and RESP choice were its own.
         ctx.db, ctx.resp, ctx.blocking_allowed = db, resp, blocking
 
@@ -241,7 +249,22 @@ def script_flush(ctx, argv):
          complexity="O(1)")
 def script_kill(ctx, argv):
     """SCRIPT KILL"""
-    raise CommandError(E.NOTBUSY)
+    return kill_script(ctx, True)
+
+
+def kill_script(ctx, is_eval: bool):
+    """SCRIPT KILL (``is_eval``) or FUNCTION KILL: end the running script, if it has not
+    written, and if it is the kind this command kills. Only a script past
+    busy-reply-threshold lets another command run, so only such a one is ever killed."""
+    run = ctx.server.script_run
+    if run is None:
+        raise CommandError(E.NOTBUSY)
+    if run.wrote:
+        raise CommandError(E.UNKILLABLE)
+    if run.is_eval != is_eval:
+        raise CommandError(run.busy_error)
+    run.killed = True
+    return OK
 
 
 help_command("script", "scripting", "5.0.0", [

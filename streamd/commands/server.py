@@ -727,6 +727,15 @@ def shutdown(ctx, argv):
         raise CommandError(E.SYNTAX)
     if b"ABORT" in opts:
         raise CommandError("ERR No shutdown in progress.")
+    busy = ctx.server.busy_script
+    if busy is not None:
+        # A script past busy-reply-threshold: only NOSAVE may stop the server, and it
+        # does so at once, ending the script (whose caller gets no reply).
+        if b"NOSAVE" not in opts:
+            raise CommandError(busy.busy_error)
+        busy.killed = True
+        ctx.server.shutdown("SHUTDOWN")
+        return NO_REPLY
     # Redis closes the connection without a reply on success.
     ctx.server.loop.call_soon(ctx.server.shutdown, "SHUTDOWN")
     ctx.close_after_reply()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 
 from ..protocol.encoder import to_bytes
 from ..protocol.replies import ErrorReply, Map, Raw, SetReply, Simple, Verbatim
@@ -25,6 +26,11 @@ _LOG_LEVELS = (logging.DEBUG, logging.INFO, logging.INFO, logging.WARNING)
 # How deep a returned table may nest before the conversion gives up, as Redis does when
 # its C stack for the conversion runs out (a table that holds itself, say).
 _MAX_DEPTH = 400
+
+
+# FUNCTION LOAD ends a library's code that runs longer than this, as Redis does.
+_LOAD_TIMEOUT = 0.5
+_LOAD_TIMED_OUT = b"ERR FUNCTION LOAD timeout"
 
 
 class ScriptError(Exception):
@@ -256,6 +262,43 @@ end
 env.string = readonly(string)
 env.table = readonly(table)
 env.math = readonly(mathlib)
+-- A script running long: every COUNT instructions the hook asks the server (py.tick),
+-- which past busy-reply-threshold serves the other clients and answers SCRIPT KILL. Once
+-- the script is to end, every line of its code raises the error, as Redis's hook does, so
+-- that a pcall cannot catch it for good; this code's own lines (the error handler) run on.
+-- A hook belongs to one Lua thread: a coroutine gets it when the sandbox's resume first
+-- runs it. A library's code, as FUNCTION LOAD runs it, asks py.load_tick instead, which
+-- ends it after 500 ms.
+local COUNT = 100000
+local sethook, gethook = debug.sethook, debug.gethook
+local tick = py.tick
+local ticker = tick  -- what the hook asks: tick, or load_tick while a library loads
+local ending = nil  -- the error ending the running script, once it is to end
+local function raise_in_script()  -- from a hook: level 3 is the code it interrupted
+  local info = getinfo(3, 'S')
+  if info and info.source ~= PRELUDE then error({err = ending}) end
+end
+local function on_line()
+  raise_in_script()
+end
+local function on_count()
+  ending = ending or ticker()
+  if ending then
+    sethook(on_line, 'l')
+    raise_in_script()
+  end
+end
+local function watch(c)
+  if gethook(c) == nil then sethook(c, on_count, '', COUNT) end
+end
+local function watched(f, h, t)
+  ending, ticker = nil, t or tick
+  sethook(on_count, '', COUNT)
+  local ok, value = xpcall(f, h)
+  sethook()
+  return ok, value
+end
+
 local co = {}
 for k, v in pairs(coroutine) do co[k] = v end
 local resume = coroutine.resume
@@ -269,8 +312,29 @@ local function resumed(ok, ...)
 end
 co.resume = function(c, ...)
   if type(c) ~= 'thread' then error("bad argument #1 to 'resume' (coroutine expected)", 2) end
+  watch(c)
   resuming[#resuming + 1] = c
   return resumed(resume(c, ...))
+end
+-- A wrapped coroutine is resumed through the sandbox's resume, so that it gets the hook:
+-- coroutine.wrap's C function would resume it without, and hide the thread. The errors
+-- are the C function's: a string gets the caller's position (when the call is not a tail
+-- call, which leaves no caller to name).
+local cocreate = coroutine.create
+local function unwrap(ok, ...)
+  if ok then return ... end
+  local e = ...
+  -- Level 3: the caller of the wrapped function (which tail-called this, a level of its own).
+  if type(e) == 'string' or type(e) == 'number' then error(e, 3) end
+  error(e, 0)
+end
+co.wrap = function(f)
+  if type(f) ~= 'function' or getinfo(f, 'S').what == 'C' then
+    error("bad argument #1 to 'wrap' (Lua function expected)", 2)
+  end
+  local c = cocreate(f)
+  local resume = co.resume
+  return function(...) return unwrap(resume(c, ...)) end
 end
 env.coroutine = readonly(co)
 env.redis = readonly(redis)
@@ -287,8 +351,7 @@ end
 
 local function run(f, keys, argv)
   env.KEYS, env.ARGV = keys, argv
-  local ok, value = xpcall(f, handler)
-  return ok, value
+  return watched(f, handler)
 end
 
 if not functions then return compile, run, null end
@@ -407,7 +470,7 @@ local function load_library(body)
   if not f then return false, 'compile', err end
   setfenv(f, G)
   registering, seen, api = {}, {}, load_api
-  local ok, e = xpcall(f, handler)
+  local ok, e = watched(f, handler, py.load_tick)
   local got = registering
   registering, seen, api = nil, nil, env
   if not ok then return false, 'run', e end
@@ -415,8 +478,7 @@ local function load_library(body)
 end
 
 local function call(f, keys, args)
-  local ok, value = xpcall(function() return f(keys, args) end, handler)
-  return ok, value
+  return watched(function() return f(keys, args) end, handler)
 end
 
 return load_library, call
@@ -478,6 +540,10 @@ class Engine:
         self.bodies: dict[str, bytes] = {}
         self._cached_bytes = 0  # the cached scripts' share of used_memory_scripts_eval
         self._call = None  # the running script's dispatch(argv) -> (ok, reply or text)
+        # The running script's tick() -> None, or the error to end it with (set by its
+        # caller; called every 100,000 Lua instructions).
+        self.tick = None
+        self._load_deadline = 0.0  # when the library code FUNCTION LOAD runs is ended
         self._known = None
         self.resp = 2  # the running script's redis.setresp
         major, minor, patch = (int(p) for p in (version.split(".") + ["0", "0"])[:3])
@@ -485,6 +551,7 @@ class Engine:
             b"call": self._redis_call, b"pcall": self._redis_pcall,
             b"sha1hex": self._sha1hex, b"log": self._log, b"setresp": self._setresp,
             b"set_repl": self._set_repl, b"acl_check_cmd": self._acl_check_cmd,
+            b"tick": self._tick, b"load_tick": self._load_tick,
             b"error_text": self._error_text, b"version": version.encode(),
             b"version_num": (major << 16) | (minor << 8) | patch})
         self.null = self.lua.eval("newproxy(false)")  # cjson.null, one for both sandboxes
@@ -616,6 +683,7 @@ class Engine:
         """Run a library's code (what follows its shebang line) with the loading API: the
         functions it registers, as (name, callback, flags, description or None), ``flags``
         a set of flag names. Raises ScriptError with Redis's text."""
+        self._load_deadline = time.perf_counter() + _LOAD_TIMEOUT
         ok, *out = self._load_library(body)
         if not ok:
             kind, err = out
@@ -883,6 +951,13 @@ class Engine:
         if v not in (2, 3):
             raise CallError("ERR RESP version must be 2 or 3.")
         self.resp = v
+
+    def _tick(self):
+        tick = self.tick
+        return None if tick is None else tick()
+
+    def _load_tick(self):
+        return _LOAD_TIMED_OUT if time.perf_counter() > self._load_deadline else None
 
     @staticmethod
     def _set_repl(*args) -> None:

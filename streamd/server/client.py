@@ -161,7 +161,7 @@ class Client(asyncio.Protocol):
                         or self.server.pause_type is not None or self.subscribed
                         or self.tracking is not None
                         or self.reply_off or self.reply_skip or self.reply_skip_next
-                        or bool(self.server.monitors))
+                        or bool(self.server.monitors) or self.server.busy_script is not None)
 
     # --- CLIENT REPLY ---------------------------------------------------------------------
     def set_reply_mode(self, mode: bytes) -> None:
@@ -202,6 +202,14 @@ class Client(asyncio.Protocol):
 
     # --- asyncio.Protocol ---------------------------------------------------------------
     def connection_made(self, transport):
+        held = self.transport
+        if held is not None and getattr(held, "held", False):
+            # Accepted while a script was busy (server/busyscript.py), adopted by the loop
+            # now: the new transport takes over what the socket could not take yet.
+            self.transport = transport
+            if held.pending:
+                transport.write(bytes(held.pending))
+            return
         self.transport = transport
         sock = transport.get_extra_info("socket")
         if sock is not None:
@@ -234,6 +242,11 @@ class Client(asyncio.Protocol):
             self.io_reads += 1  # the read that failed (a reset)
         self.closing = True
         self.server.client_disconnected(self)
+
+    @property
+    def reading_paused(self) -> bool:
+        """Whether its requests are not read until its replies drain."""
+        return self._paused_reading
 
     def pause_writing(self):
         # The peer is not reading its replies: stop reading its requests.

@@ -36,6 +36,7 @@ from ..store.keyspace import Keyspace, now_ms
 from ..store.stream import Stream
 from .acllog import AclLog
 from .busypoll import BusyPoll
+from .busyscript import ScriptRun
 from .client import Client
 from .pubsub import PubSub
 from .latency import Latency
@@ -138,6 +139,12 @@ class Server:
         self.monitors: list[Client] = []
         self.writes = WriteScheduler()  # when replies are written (at once or per iteration)
         self.busy = BusyPoll()  # whether the loop polls on after a read
+        # The script or function running now (SCRIPT KILL, FUNCTION STATS), and the same
+        # once it has run past busy-reply-threshold: then every command but the allow_busy
+        # ones is answered BUSY (server/busyscript.py).
+        self.script_run: ScriptRun | None = None
+        self.busy_script: ScriptRun | None = None
+        self.script = ScriptRun(self)  # the one run context, reused by every script
         self.pubsub = PubSub(self.writes, self.config)
         self.keyspace.event_hook = self.pubsub.keyspace_event
         self.keyspace.configure_events(self.config["notify-keyspace-events"])
@@ -445,6 +452,9 @@ class Server:
             if client.monitor and not _KEYSPACE_FLAGS.isdisjoint(cmd.flags):
                 return self._reject(client, "ERR Replica can't interact with the keyspace",
                                     cmd, argv)
+            busy = self.busy_script
+            if busy is not None and "allow_busy" not in cmd.flags:
+                return self._reject(client, busy.busy_error, cmd, argv)
             pause = self.pause_type
             if pause is not None and not client.monitor and (
                     pause == "all" or _held_by_write_pause(cmd) or (
@@ -806,6 +816,37 @@ class Server:
         waiters = [c.waiter for c in self.clients.values() if c.waiter is not None]
         timed = sum(1 for w in waiters if w.deadline)
         return len(waiters) + len(self._postponed), timed, keys, nokey
+
+    # --- scripts running long -------------------------------------------------------------
+    def script_begin(self, client: Client, argv: list, name: str, is_eval: bool) -> ScriptRun:
+        """A script or function starts running for ``client``; ``script_end`` when done.
+        Its engine calls ``self.script.tick`` as it runs."""
+        run = self.script_run = self.script
+        run.start(client, argv, name, is_eval)
+        return run
+
+    def script_timed_out(self, run: ScriptRun) -> None:
+        """``run`` has passed busy-reply-threshold: the other clients are served, BUSY."""
+        self.busy_script = run
+        self.writes.defer = False  # its loop callbacks would wait for the script's end
+        for client in self.clients.values():
+            client.update_special()
+
+    def script_end(self, run: ScriptRun) -> None:
+        self.script_run = None
+        if run.timed_out:
+            self.busy_script = None
+            run.finish()  # timed_out is False again
+            for client in self.clients.values():
+                client.update_special()
+
+    @property
+    def listening(self) -> list:
+        """The listening servers (one per bind address)."""
+        return self._servers
+
+    def new_client(self) -> Client:
+        return Client(self)
 
     # --- clients -------------------------------------------------------------------------
     def client_connected(self, client: Client) -> None:
