@@ -176,3 +176,37 @@ def test_a_long_request_read_in_pieces_that_end_on_argument_boundaries(chunk):
             got += reader.feed(piece)
     assert len(got) == 3 and all(req == args for req in got)
     assert reader.feed(b"*1\r\n$4\r\nPING\r\n") == [[b"PING"]]
+
+
+def _chunked_pipeline(seed: int):
+    """Requests of 1 to 60,000 arguments (a few of 70-200 KB), encoded, and cut into reads at
+    argument boundaries and, in half the cases, at random bytes too."""
+    rnd = random.Random(seed)
+    requests = []
+    for _ in range(rnd.randint(1, 6)):
+        n = rnd.choice([1, 2, 3, 10, 100, 1000, rnd.randint(1, 60_000)])
+        sizes = [0, 1, 5, 20, 300] + ([70_000, 200_000] if n <= 20 and rnd.random() < 0.2 else [])
+        requests.append([b"CMD"] + [bytes([rnd.randint(97, 122)]) * rnd.choice(sizes)
+                                    for _ in range(n)])
+    parts, marks, size = [], [], 0
+    for argv in requests:
+        for part in [b"*%d\r\n" % len(argv)] + [b"$%d\r\n%s\r\n" % (len(a), a) for a in argv]:
+            parts.append(part)
+            size += len(part)
+            marks.append(size)
+    data = b"".join(parts)
+    cuts = {rnd.choice(marks) for _ in range(rnd.randint(1, 60))}
+    if rnd.random() < 0.5:
+        cuts |= {rnd.randint(1, len(data)) for _ in range(rnd.randint(0, 60))}
+    bounds = [0, *sorted(cuts - {0, len(data)}), len(data)]
+    return requests, [data[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_pipelines_cut_anywhere_parse_to_the_requests_sent(seed):
+    requests, reads = _chunked_pipeline(seed)
+    reader = RequestReader(_Limits(False))
+    got = []
+    for data in reads:
+        got += reader.feed(data)
+    assert got == requests
