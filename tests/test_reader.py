@@ -210,3 +210,15 @@ def test_pipelines_cut_anywhere_parse_to_the_requests_sent(seed):
     for data in reads:
         got += reader.feed(data)
     assert got == requests
+
+
+def test_a_bad_header_late_in_a_long_request_is_refused_as_soon_as_it_is_complete():
+    # The check of what hiredis holds back goes on from where the last read left it: the
+    # 3,000th argument's header, too long a bulk, is still refused when its line completes.
+    head = b"*5000\r\n" + b"".join(b"$4\r\nk%03d\r\n" % (i % 1000) for i in range(2999))
+    reader = RequestReader(_Limits(False))
+    for i in range(0, len(head), 7001):
+        assert reader.feed(head[i:i + 7001]) == []
+    assert reader.feed(b"$600000000") == []
+    with pytest.raises(ProtocolError, match="invalid bulk length"):
+        reader.feed(b"\r\n")

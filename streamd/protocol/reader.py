@@ -310,6 +310,9 @@ class _PyParser:
         self.big: list | None = None  # arguments so far of a BIG_COUNT request, if one is open
         self.big_left = 0  # arguments it still needs
         self.need = 0  # where the bulk argument the last parse stopped in ends (else 0)
+        # (position after its complete arguments, arguments missing) of the multibulk
+        # request the last parse stopped in, else None
+        self.resume: tuple[int, int] | None = None
 
     def parse(self, buf: bytes, pos: int, out: list, limit: int = -1) -> int:
         """Append complete requests from ``buf[pos:]`` to ``out``, at most ``limit`` of them
@@ -388,7 +391,10 @@ class _PyParser:
             return None, pos  # the header is consumed; parse() goes on argument by argument
         argv: list = []
         pos, left = self._args(buf, pos, argv, count)
-        return _NEED_MORE if left else (argv, pos)
+        if left:
+            self.resume = (pos, left)
+            return _NEED_MORE
+        return argv, pos
 
     def _args(self, buf, pos: int, argv: list, left: int) -> tuple[int, int]:
         """Append to ``argv`` up to ``left`` complete bulk arguments from ``pos``; returns
@@ -440,8 +446,8 @@ class RequestReader:
     ``auth_required()`` (the client's view of the server config).
     """
 
-    __slots__ = ("_hi", "_chunks", "_fed", "_consumed", "_need", "_py", "_limits", "_pybuf",
-                 "_gpos", "_gated", "_gate", "held", "_suspect")
+    __slots__ = ("_hi", "_chunks", "_fed", "_consumed", "_need", "_resume", "_py", "_limits",
+                 "_pybuf", "_gpos", "_gated", "_gate", "held", "_suspect")
 
     def __init__(self, limits):
         self._limits = limits
@@ -460,6 +466,10 @@ class RequestReader:
         # end of the bulk argument the last check stopped in. A request trickling in then
         # costs no re-check per read.
         self._need = 0
+        # Where the last check left the request in progress: (offset in the pending bytes
+        # after its complete arguments, arguments it still misses), or None. The next check
+        # goes on from there instead of re-reading the request from its start.
+        self._resume = None
         # Whether _chunks hold a '+', '(' or '=' byte: the requests hiredis completes are
         # then checked byte by byte (``_canonical``) before they are trusted; without one,
         # their sizes alone account for the bytes exactly.
@@ -586,6 +596,7 @@ class RequestReader:
                         b"".join(_chain(new))
                     chunks.clear()
                     self._fed = self._consumed = self._need = 0
+                    self._resume = None
                     self._suspect = False
                     return out
             new = out[start:] if start else out
@@ -637,6 +648,7 @@ class RequestReader:
         if consumed:
             self._consumed += consumed
             self._need = 0
+            self._resume = None
         if pending == 0:
             chunks.clear()
             self._fed = self._consumed = 0
@@ -653,6 +665,7 @@ class RequestReader:
                 # (the pending bytes then do not start a request): the accounting is reset.
                 self._chunks.clear()
                 self._fed = self._consumed = self._need = 0
+                self._resume = None
                 self._suspect = False
         elif self._check_pending(pending):
             return self._fallback(out)
@@ -708,10 +721,21 @@ class RequestReader:
         if pending <= 1 << 20 or len(self._chunks) <= 2:
             py = self._py
             py.need = 0
+            py.resume = None
+            buf = self._pending()  # a check: hiredis has these bytes
             ready: list = []
-            py.parse(self._pending(), 0, ready)  # a check: hiredis has these bytes
+            if self._resume is not None:  # the request in progress, from where it was left
+                at, left = self._resume
+                pos, left = py._args(buf, at, [], left)
+                if left:
+                    self._resume = (pos, left)
+                    self._need = py.need
+                    return False
+                return True  # complete for Redis, and hiredis did not return it
+            py.parse(buf, 0, ready)
             py.big = None
             self._need = py.need
+            self._resume = py.resume if not ready else None
             return bool(ready)
         return False
 
@@ -721,6 +745,7 @@ class RequestReader:
         self._hi = hiredis.Reader()
         self._chunks.clear()
         self._fed = self._consumed = self._need = 0
+        self._resume = None
         self._suspect = False
         return data
 
