@@ -162,7 +162,7 @@ class ScriptRun:
         loop = self.server.loop
         for client in self._held:
             held = client.transport
-            if held.is_closing() or loop is None or loop.is_closed():
+            if held.is_closing() or self.server.stopping or loop.is_closed():
                 held.discard()
                 client.connection_lost(None)
             else:

@@ -929,6 +929,11 @@ class Server:
         log.info("Server initialized")
         log.info("Ready to accept connections tcp on port %d", self.port)
 
+    @property
+    def stopping(self) -> bool:
+        """Whether shutdown has begun (or the server never started)."""
+        return self._stopped is None or self._stopped.done()
+
     async def serve_until_stopped(self) -> None:
         await self._stopped
 
