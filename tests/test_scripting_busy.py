@@ -212,3 +212,31 @@ def test_function_load_ends_library_code_after_500_ms(r):
     assert 0.4 < time.monotonic() - started < 5
     assert r.function_list() == []
     assert r.ping()
+
+
+def test_what_other_clients_meet_while_busy(busy, raw):
+    subscriber, blocked, other = raw(), raw(), raw()
+    assert ask(subscriber, "SUBSCRIBE", "ch").startswith(b"*3\r\n$9\r\nsubscribe\r\n")
+    blocked.send(encode_request("XREAD", "BLOCK", "0", "STREAMS", "nostream", "$"))
+    outcome = busy("EVAL", SPIN, 0)
+    # The subscriber's context is checked first, then the script.
+    assert ask(subscriber, "PING") == BUSY_EVAL
+    assert ask(subscriber, "GET", "x") == (b"-ERR Can't execute 'get': only (P|S)SUBSCRIBE / "
+                                           b"(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed "
+                                           b"in this context\r\n")
+    # Unknown commands and arity errors come first too; WATCH and RESET may run.
+    assert ask(other, "NOSUCH") == (b"-ERR unknown command 'NOSUCH', with args beginning "
+                                    b"with: \r\n")
+    assert ask(other, "GET") == b"-ERR wrong number of arguments for 'get' command\r\n"
+    assert ask(other, "WATCH", "k") == b"+OK\r\n"
+    assert ask(other, "RESET") == b"+RESET\r\n"
+    # A blocked client's requests wait, as before the script.
+    blocked.send(encode_request("PING"))
+    quitter = raw()
+    quitter.send(encode_request("QUIT"))
+    assert quitter.read_reply() == b"+OK\r\n"
+    assert quitter.is_closed(1.0)  # at once, not when the script ends
+    assert ask(other, "SCRIPT", "KILL") == b"+OK\r\n"
+    assert outcome()["reply"].startswith(b"-ERR Script killed by user")
+    with pytest.raises(TimeoutError):
+        blocked.read_reply(timeout=0.3)  # still blocked: its PING is not read

@@ -125,6 +125,8 @@ class ScriptRun:
                 continue
             if not target.closing:
                 target.data_received(data)
+                if target.closing:
+                    _hang_up(target)
             if self.killed:
                 return
 
@@ -168,6 +170,24 @@ class ScriptRun:
             else:
                 loop.create_task(_adopt(loop, client, held))
         self._held = []
+
+
+def _hang_up(client) -> None:
+    """End a connection its client closed (QUIT) now, as Redis does: its transport would
+    close it only once the loop runs again. Not while replies wait to be written."""
+    transport = client.transport
+    if transport is None or transport.get_write_buffer_size():
+        return
+    try:
+        sock = socket.socket(fileno=os.dup(client.fd))
+    except OSError:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        sock.close()
 
 
 async def _adopt(loop, client, held: "HeldTransport") -> None:

@@ -443,7 +443,9 @@ class Server:
             if client.subscribed and client.resp == 2:
                 if cmd.name not in SUBSCRIBED_ALLOWED:
                     return self._reject(client, E.subscribed_context(cmd.name), cmd, argv)
-                if cmd.name == "ping":  # answered here: PING's own handler stays lean
+                # Answered here: PING's own handler stays lean (not while a script is busy:
+                # PING is no allow_busy command, the check below answers BUSY).
+                if cmd.name == "ping" and self.busy_script is None:
                     client.tot_cmds += 1
                     client.now_ms = time_ns() // 1_000_000
                     return _Ran(cmd, self.call(client, cmd, argv, ping_subscribed))
