@@ -278,6 +278,10 @@ class IdmpVsPlain(Workload):
     def _key(self, v):
         return b"bench:idmp:" + v.encode()
 
+    def _entries(self, ctx) -> int:
+        """Entries a filled key holds: one per record, and the first entry."""
+        return self.clients * ctx.profile.idmp_fill + 1
+
     def _fill(self, ctx, t, v) -> int:
         """A fresh key whose producers each hold ``idmp_fill`` records (MAXSIZE 10000), so
         that the timed appends of a full producer each evict one; plain gets as many
@@ -306,6 +310,10 @@ class IdmpVsPlain(Workload):
         key = self._key(v)
         start = state[v]  # per producer, the next request index: iids never repeat
         with Conn(t.port) as c:
+            # The entries go, the IDMP records stay: every round starts from a stream of
+            # the fill's size, instead of one that grew by every earlier round (with the
+            # memory behind it, on every target at once).
+            c.call(b"XTRIM", key, b"MAXLEN", b"%d" % self._entries(ctx))
             xlen0 = c.call(b"XLEN", key)
         cpu0 = t.proc.cpu_seconds()
         if self.clients == 1 and self.pipeline == 1:
