@@ -653,13 +653,13 @@ class RequestReader:
             chunks.clear()
             self._fed = self._consumed = 0
             self._suspect = False
+        elif pending > self._limits.query_buffer_limit():
+            # hiredis happily waits for a 3 GB bulk; Redis rejects the header at once.
+            raise QueryBufferFull("query buffer limit")
         elif not hi.has_data():
             # hiredis holds no byte it has not parsed: it took the complete arguments of
             # the request in progress, and a read ended where one of them does. No header
-            # line can be waiting there, so there is nothing for _check_pending to find
-            # (which would re-read the whole request so far, every read).
-            if pending > self._limits.query_buffer_limit():
-                raise QueryBufferFull("query buffer limit")
+            # line can be waiting there, so there is nothing for _check_pending to find.
             if pending > INLINE_MAX + 8 and self._byte_at(self._consumed) != 0x2A:
                 # Only a non-canonical encoding (e.g. '*02') can get the byte count wrong
                 # (the pending bytes then do not start a request): the accounting is reset.
@@ -712,10 +712,8 @@ class RequestReader:
     def _check_pending(self, pending: int) -> bool:
         """Check the bytes hiredis holds back as Redis would; True if Redis would run a
         request hiredis still waits on (a header line ended by a bare CR: hiredis wants
-        CR LF), which the exact parser must then take."""
-        # hiredis happily waits for a 3 GB bulk; Redis rejects the header at once.
-        if pending > self._limits.query_buffer_limit():
-            raise QueryBufferFull("query buffer limit")
+        CR LF), which the exact parser must then take. ``pending`` is within the query
+        buffer limit (the caller checks)."""
         if pending < self._need:
             return False  # still inside the bulk argument the last check stopped in
         if pending <= 1 << 20 or len(self._chunks) <= 2:
