@@ -265,7 +265,7 @@ class IdmpVsPlain(Workload):
     def __init__(self, clients: int, pipeline: int):
         self.clients, self.pipeline = clients, pipeline
         self.idle_between = clients == 1 and pipeline == 1
-        shape = "1c" if clients == 1 and pipeline == 1 else f"{clients}x{pipeline}"
+        shape = "1c" if self.idle_between else f"{clients}x{pipeline}"
         self.shape = shape
         self.name = f"idmp_{shape}"
         who = "1 client, unpipelined" if shape == "1c" else f"{clients} clients x P{pipeline}"
@@ -316,7 +316,7 @@ class IdmpVsPlain(Workload):
             c.call(b"XTRIM", key, b"MAXLEN", b"%d" % self._entries(ctx))
             xlen0 = c.call(b"XLEN", key)
         cpu0 = t.proc.cpu_seconds()
-        if self.clients == 1 and self.pipeline == 1:
+        if self.idle_between:  # one client, unpipelined
             make = xadd_maker(v, key, 0)
             res = loadgen.unpipelined(t.port, lambda i: make(start + i), seconds)
             state[v] = start + res["ops"]
