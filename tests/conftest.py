@@ -188,6 +188,22 @@ def make_client(target, r):
         c.close()
 
 
+class FakeLoop:
+    """Just enough of an event loop: call_soon callbacks wait until ``run_iteration_end``."""
+
+    def __init__(self):
+        self.callbacks: list = []
+
+    def call_soon(self, callback, *args):
+        self.callbacks.append((callback, args))
+
+    def run_iteration_end(self) -> int:
+        callbacks, self.callbacks = self.callbacks, []
+        for callback, args in callbacks:
+            callback(*args)
+        return len(callbacks)
+
+
 class RawConn:
     """A bare socket speaking bytes, for protocol-level tests."""
 

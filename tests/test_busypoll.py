@@ -12,24 +12,10 @@ from streamd.embed import EmbeddedServer
 from streamd.server import busypoll
 from streamd.server.busypoll import BusyPoll
 
+from .conftest import FakeLoop
 from .test_cli import start, stop
 
 pytestmark = pytest.mark.streamd_only
-
-
-class _Loop:
-    def __init__(self):
-        self.callbacks: list = []
-
-    def call_soon(self, callback, *args):
-        self.callbacks.append(callback)
-
-    def iteration(self) -> int:
-        """Run what was scheduled (one loop iteration); how many callbacks ran."""
-        callbacks, self.callbacks = self.callbacks, []
-        for callback in callbacks:
-            callback()
-        return len(callbacks)
 
 
 class _Clock:
@@ -46,7 +32,7 @@ def poll(monkeypatch):
     monkeypatch.setattr(busypoll, "perf_counter", clock)
     monkeypatch.setattr(busypoll, "cpus_available", lambda: 2)
     bp = BusyPoll()
-    bp.loop = _Loop()
+    bp.loop = FakeLoop()
     bp.configure(100)  # µs
     return bp, clock
 
@@ -77,12 +63,12 @@ def test_a_read_soon_after_the_last_opens_a_window_that_reads_keep_open(poll):
     for _ in range(20):  # a client answering every 80 µs keeps the loop polling
         clock.now += 80e-6
         _read(bp)
-        assert bp.loop.iteration() == 1 and bp.polling
+        assert bp.loop.run_iteration_end() == 1 and bp.polling
     # No read: the loop polls until 100 µs after the last read, then goes idle.
     clock.now += 50e-6
-    assert bp.loop.iteration() == 1 and bp.polling
+    assert bp.loop.run_iteration_end() == 1 and bp.polling
     clock.now += 51e-6
-    assert bp.loop.iteration() == 1
+    assert bp.loop.run_iteration_end() == 1
     assert not bp.polling and not bp.loop.callbacks
 
 
@@ -93,7 +79,7 @@ def test_a_client_slower_than_the_window_stops_polling(poll):
     _read(bp)
     assert bp.polling
     clock.now += 101e-6
-    bp.loop.iteration()
+    bp.loop.run_iteration_end()
     assert not bp.polling  # the window ended without a read
     clock.now += 150e-6  # the next read comes 150 µs after the loop went idle
     _read(bp)
@@ -106,7 +92,7 @@ def test_off_with_a_zero_window_or_one_cpu(monkeypatch, window_us, cpus):
     monkeypatch.setattr(busypoll, "perf_counter", clock)
     monkeypatch.setattr(busypoll, "cpus_available", lambda: cpus)
     bp = BusyPoll()
-    bp.loop = _Loop()
+    bp.loop = FakeLoop()
     bp.configure(window_us)
     assert bp.window == 0
     for _ in range(3):

@@ -13,8 +13,6 @@ from streamd.embed import EmbeddedServer
 
 from .conftest import RawConn, encode_request
 
-pytestmark = pytest.mark.usefixtures("lupa_available")
-
 THRESHOLD_MS = 150
 BUSY_EVAL = (b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
              b"SHUTDOWN NOSAVE.\r\n")
@@ -24,15 +22,6 @@ UNKILLABLE = (b"-UNKILLABLE Sorry the script already executed write commands aga
               b"dataset. You can either wait the script termination or kill the server in a "
               b"hard way using the SHUTDOWN NOSAVE command.\r\n")
 SPIN = "local i = 0 while true do i = i + 1 end"
-
-
-@pytest.fixture
-def lupa_available(target):
-    if target.is_streamd:
-        from streamd.scripting import lua_missing
-
-        if lua_missing() is not None:
-            pytest.skip("lupa is not installed")
 
 
 @pytest.fixture

@@ -11,21 +11,7 @@ import pytest
 from streamd.server.client import Client
 from streamd.server.server import Server
 
-
-class _Loop:
-    """Just enough of an event loop: call_soon callbacks wait until ``run_iteration_end``."""
-
-    def __init__(self):
-        self.callbacks: list = []
-
-    def call_soon(self, callback, *args):
-        self.callbacks.append((callback, args))
-
-    def run_iteration_end(self) -> int:
-        callbacks, self.callbacks = self.callbacks, []
-        for callback, args in callbacks:
-            callback(*args)
-        return len(callbacks)
+from .conftest import FakeLoop
 
 
 class _Transport:
@@ -46,7 +32,7 @@ class _Transport:
 @pytest.fixture
 def server():
     s = Server()
-    s.writes.loop = _Loop()
+    s.writes.loop = FakeLoop()
     return s
 
 
