@@ -12,7 +12,7 @@ one of its records can expire (``_due``); the registry calls ``_expire_due`` at 
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import deque
 
 
 class IdmpConflict(Exception):
@@ -21,6 +21,40 @@ class IdmpConflict(Exception):
     def __init__(self, existing: int):
         super().__init__(existing)
         self.existing = existing  # the stream id the pair is already mapped to
+
+
+class _Records(dict):
+    """One producer's records: iid -> the stream id it produced, plus the insertion order
+    as a deque of the iids (``order``), which finds and drops the oldest in O(1). The deque
+    is the reference's ordered record list, the dict its hash index. The dict's own order
+    is kept equal to the deque's, so iterating a producer lists its records oldest first.
+
+    An OrderedDict does the same with a linked-list node and a node table entry per record:
+    127 against 164 bytes per tracked iid at 100 producers x 10,000 iids, iid and sid
+    objects included (``python -m tests.test_idmp_unit``).
+    """
+
+    __slots__ = ("order",)
+
+    def __init__(self):
+        self.order: deque[bytes] = deque()
+
+    def copy(self) -> "_Records":
+        c = _Records()
+        c.update(self)
+        c.order.extend(self.order)
+        return c
+
+    def add(self, iid: bytes, sid: int) -> None:
+        """Record ``iid`` as the newest (a known iid is moved there: O(records), rare)."""
+        if iid in self:
+            del self[iid]
+            self.order.remove(iid)
+        self[iid] = sid
+        self.order.append(iid)
+
+    def pop_oldest(self) -> None:
+        del self[self.order.popleft()]
 
 
 class IdmpState:
@@ -36,10 +70,9 @@ class IdmpState:
     def __init__(self, duration: int, maxsize: int, registry=None):
         self.duration = duration  # seconds a record lives, measured from its sid's ms (>= 1)
         self.maxsize = maxsize  # most records one producer keeps; oldest evicted first (>= 1)
-        # pid -> that producer's records, iid -> the stream id it produced, oldest first: the
-        # index and the insertion order live in one OrderedDict, so a record costs one table
-        # entry and one order node beyond the iid bytes and the sid int. None is empty.
-        self.producers: dict[bytes, OrderedDict[bytes, int]] = {}
+        # pid -> that producer's records (iid -> the stream id it produced, oldest first).
+        # None is empty.
+        self.producers: dict[bytes, _Records] = {}
         self.iids_added = 0  # lifetime count of records added by appends; survives clearing
         self.iids_duplicates = 0  # lifetime count of duplicate lookups; survives clearing
         self._tracked = 0  # sum of len(producer) over producers (iids_tracked in O(1))
@@ -85,8 +118,7 @@ class IdmpState:
         if p is not None and iid in p:
             # A known iid (not reached through XADD, where lookup came first): keep the
             # invariants anyway; the pair is re-recorded as the newest.
-            p[iid] = sid
-            p.move_to_end(iid)
+            p.add(iid, sid)
             self.iids_added += 1
         else:
             self.claim(pid, iid, sid)
@@ -100,15 +132,17 @@ class IdmpState:
         # Hot path of every pipelined IDMP XADD: attribute lookups and calls kept minimal.
         p = self.producers.get(pid)
         if p is None:
-            p = self.producers[pid] = OrderedDict()
+            p = self.producers[pid] = _Records()
         else:
             dup = p.get(iid)
             if dup is not None:
                 self.iids_duplicates += 1
                 return dup
         p[iid] = sid
-        if len(p) > self.maxsize:
-            p.popitem(False)  # the single oldest record
+        order = p.order
+        order.append(iid)
+        if len(order) > self.maxsize:
+            del p[order.popleft()]  # the single oldest record
         else:
             self._tracked += 1
         self.iids_added += 1
@@ -132,11 +166,11 @@ class IdmpState:
                     raise IdmpConflict(existing)
                 return False
         else:
-            p = self.producers[pid] = OrderedDict()
-        p[iid] = sid
+            p = self.producers[pid] = _Records()
+        p.add(iid, sid)
         self._tracked += 1
         if len(p) > self.maxsize:
-            p.popitem(False)
+            p.pop_oldest()
             self._tracked -= 1
         self._schedule_for(sid)
         return True
@@ -180,14 +214,14 @@ class IdmpState:
         producers = self.producers
         for pid in list(producers):
             p = producers[pid]
-            while p:
-                iid = next(iter(p))
-                ms = p[iid] >> 64
+            order = p.order
+            while order:
+                ms = p[order[0]] >> 64
                 if ms > cutoff:
                     if next_head_ms is None or ms < next_head_ms:
                         next_head_ms = ms
                     break
-                p.popitem(False)
+                del p[order.popleft()]
                 removed += 1
             if not p:
                 del producers[pid]
