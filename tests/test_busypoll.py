@@ -86,7 +86,7 @@ def test_a_client_slower_than_the_window_stops_polling(poll):
     assert not bp.polling and not bp.loop.callbacks
 
 
-@pytest.mark.parametrize("window_us, cpus", [(0, 8), (100, 1)])
+@pytest.mark.parametrize("window_us, cpus", [(0, 8), (100, 1), (100, 1.5)])
 def test_off_with_a_zero_window_or_one_cpu(monkeypatch, window_us, cpus):
     clock = _Clock()
     monkeypatch.setattr(busypoll, "perf_counter", clock)
@@ -141,3 +141,53 @@ def test_the_server_polls_by_default_and_goes_idle_after_the_traffic():
         r.close()
     finally:
         stop(proc)
+
+
+# --- CPU quotas: what a container's --cpus sets, which the affinity mask does not show -----
+
+def _tree(tmp_path, cgroup_lines: list[str], files: dict[str, str]):
+    proc = tmp_path / "cgroup"
+    proc.write_text("".join(line + "\n" for line in cgroup_lines))
+    root = tmp_path / "fs"
+    root.mkdir()
+    for rel, text in files.items():
+        f = root / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text)
+    return str(proc), str(root)
+
+
+@pytest.mark.parametrize("lines, files, quota", [
+    # cgroup v2 in a container: the namespace root holds the limit
+    (["0::/"], {"cpu.max": "150000 100000\n"}, 1.5),
+    (["0::/"], {"cpu.max": "max 100000\n"}, None),
+    # v2 without a namespace: the smallest limit along the path counts
+    (["0::/a/b"], {"cpu.max": "max 100000\n", "a/cpu.max": "100000 100000\n",
+                   "a/b/cpu.max": "400000 100000\n"}, 1.0),
+    # cgroup v1, the cpu controller mounted with cpuacct; -1 is no quota
+    (["4:memory:/x", "2:cpu,cpuacct:/"], {"cpu,cpuacct/cpu.cfs_quota_us": "50000\n",
+                                          "cpu,cpuacct/cpu.cfs_period_us": "100000\n"}, 0.5),
+    (["1:cpu:/"], {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    # v1 with the host's path, mounted as the container's own cgroup: the path is walked up
+    (["3:cpu,cpuacct:/docker/abc"], {"cpu/cpu.cfs_quota_us": "200000\n",
+                                     "cpu/cpu.cfs_period_us": "100000\n"}, 2.0),
+    # a hybrid host: v2 mounted with no cpu controller, v1 cpu with no quota
+    (["1:cpu:/", "0::/"], {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n",
+                           "unified/cgroup.procs": ""}, None),
+    (["garbage", "0::/"], {"cpu.max": "bad\n"}, None),
+])
+def test_the_cgroup_cpu_quota_is_read_from_v1_and_v2(tmp_path, lines, files, quota):
+    proc, root = _tree(tmp_path, lines, files)
+    assert busypoll.cgroup_cpu_quota(proc, root) == quota
+
+
+def test_no_cgroup_file_means_no_quota(tmp_path):
+    assert busypoll.cgroup_cpu_quota(str(tmp_path / "missing"), str(tmp_path)) is None
+
+
+def test_a_quota_bounds_the_cpus_available(monkeypatch):
+    monkeypatch.setattr(busypoll.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr(busypoll, "cgroup_cpu_quota", lambda: 1.0)
+    assert busypoll.cpus_available() == 1.0
+    monkeypatch.setattr(busypoll, "cgroup_cpu_quota", lambda: None)
+    assert busypoll.cpus_available() == 4
