@@ -594,6 +594,7 @@ class RequestReader:
                                 raise TypeError
                     elif new:
                         b"".join(_chain(new))
+                    # _settled(), inline: nearly every read ends here.
                     chunks.clear()
                     self._fed = self._consumed = self._need = 0
                     self._resume = None
@@ -650,9 +651,7 @@ class RequestReader:
             self._need = 0
             self._resume = None
         if pending == 0:
-            chunks.clear()
-            self._fed = self._consumed = 0
-            self._suspect = False
+            self._settled()
         elif pending > self._limits.query_buffer_limit():
             # hiredis happily waits for a 3 GB bulk; Redis rejects the header at once.
             raise QueryBufferFull("query buffer limit")
@@ -663,10 +662,7 @@ class RequestReader:
             if pending > INLINE_MAX + 8 and self._byte_at(self._consumed) != 0x2A:
                 # Only a non-canonical encoding (e.g. '*02') can get the byte count wrong
                 # (the pending bytes then do not start a request): the accounting is reset.
-                self._chunks.clear()
-                self._fed = self._consumed = self._need = 0
-                self._resume = None
-                self._suspect = False
+                self._settled()
         elif self._check_pending(pending):
             return self._fallback(out)
         return out
@@ -741,11 +737,16 @@ class RequestReader:
         """The bytes hiredis holds but has not returned as requests; hiredis starts over."""
         data = self._pending()
         self._hi = hiredis.Reader()
+        self._settled()
+        return data
+
+    def _settled(self) -> None:
+        """No byte is pending any more (or the count starts afresh): forget the chunks and
+        everything the checks of the request in progress kept."""
         self._chunks.clear()
         self._fed = self._consumed = self._need = 0
         self._resume = None
         self._suspect = False
-        return data
 
     def _fallback(self, out: list) -> list:
         return self._feed_py(self._take_from_hiredis(), out, True)
