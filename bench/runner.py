@@ -47,7 +47,8 @@ def parse_args(argv):
     ap.add_argument("--only", default=None,
                     help="comma-separated workload names or globs, e.g. 'xadd_*,seek'")
     ap.add_argument("--targets", default=",".join(ALL_TARGETS),
-                    help="comma-separated subset of streamd,redis,fakeredis,streamd-nopoll (default: all)")
+                    help="comma-separated subset of streamd,redis,fakeredis,streamd-nopoll "
+                         "(default: all)")
     ap.add_argument("--out", default=DEFAULT_OUT, help="results directory (default bench/results)")
     ap.add_argument("--list", action="store_true", help="list the workloads and exit")
     return ap.parse_args(argv)

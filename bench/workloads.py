@@ -111,7 +111,8 @@ class Workload:
 
     def check(self, t: Target) -> None:
         if t.name == "streamd-nopoll" and not self.idle_between:
-            raise NotApplicable("busy polling only matters while the server idles between requests")
+            raise NotApplicable("busy polling only matters while the server idles between "
+                                "requests")
         for feat in self.requires:
             reason = t.lacks(feat)
             if reason:

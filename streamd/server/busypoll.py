@@ -9,8 +9,8 @@ and simply has less work per request. Keeping the loop awake for ``streamd-busy-
 each read, polling with a zero timeout, catches that next request without the wake-up.
 Measured live on that machine, one unpipelined client, polling against not: redis-benchmark's
 XADD 22-27k against 15k requests/s and XRANGE COUNT 10 18-20k against 11-12k (Redis 7.0:
-15-19k and 14-15k); redis-py's ``xadd`` in a loop 12.4k against 9.0k (Redis: 9.8k), at 80 % of a CPU against
-37 %.
+15-19k and 14-15k); redis-py's ``xadd`` in a loop 12.4k against 9.0k (Redis: 9.8k), at 80 %
+of a CPU against 37 %.
 
 It costs CPU: while a client keeps the loop polling, the server uses up to a whole CPU. Two rules
 bound that. A window opens only at a read that came soon after the loop last went idle (within

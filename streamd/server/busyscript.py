@@ -41,7 +41,8 @@ class ScriptRun:
     """The script or function running now (Redis's script run context). One per server,
     reset by ``start`` for each EVAL and FCALL (a short script's whole cost is that)."""
 
-    __slots__ = ("server", "client", "argv", "name", "is_eval", "started", "timed_out", "wrote", "killed", "_listeners", "_held", "_eof")
+    __slots__ = ("server", "client", "argv", "name", "is_eval", "started", "timed_out", "wrote",
+                 "killed", "_listeners", "_held", "_eof")
 
     def __init__(self, server):
         self.server = server
