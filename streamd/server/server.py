@@ -545,19 +545,23 @@ class Server:
                 st.caching = False
         client.reply_done()
 
+    def _clients_changed_mode(self) -> None:
+        """A server-wide state that sends every client through the dispatcher's slow path
+        (MONITOR, CLIENT PAUSE, a busy script) began or ended: each client checks again."""
+        for client in self.clients.values():
+            client.update_special()
+
     def add_monitor(self, client: Client) -> None:
         client.monitor = True
         self.monitors.append(client)
         if len(self.monitors) == 1:
-            for c in self.clients.values():
-                c.update_special()
+            self._clients_changed_mode()
 
     def remove_monitor(self, client: Client) -> None:
         client.monitor = False
         self.monitors.remove(client)
         if not self.monitors:
-            for c in self.clients.values():
-                c.update_special()
+            self._clients_changed_mode()
 
     def _show(self, client: Client, cmd, argv, addr: str = "") -> None:
         """Write ``client``'s command, just run, to every monitor, as Redis does: the time,
@@ -655,8 +659,7 @@ class Server:
                 self._pause_timer.cancel()
             if self.loop is not None:
                 self._pause_timer = self.loop.call_later(timeout_ms / 1000, self.unpause)
-        for client in self.clients.values():
-            client.update_special()
+        self._clients_changed_mode()
 
     def unpause(self) -> None:
         """End the pause; the postponed requests run, first postponed first, from the
@@ -668,8 +671,7 @@ class Server:
         self.pause_type = None
         self.paused_until = 0.0
         self.keyspace.expiry_paused = False
-        for client in self.clients.values():
-            client.update_special()
+        self._clients_changed_mode()
         held, self._postponed = self._postponed, []
         if self.loop is not None:
             self.loop.call_soon(self._resume_postponed, held)
@@ -831,16 +833,14 @@ class Server:
         """``run`` has passed busy-reply-threshold: the other clients are served, BUSY."""
         self.busy_script = run
         self.writes.defer = False  # its loop callbacks would wait for the script's end
-        for client in self.clients.values():
-            client.update_special()
+        self._clients_changed_mode()
 
     def script_end(self, run: ScriptRun) -> None:
         self.script_run = None
         if run.timed_out:
             self.busy_script = None
             run.finish()  # timed_out is False again
-            for client in self.clients.values():
-                client.update_special()
+            self._clients_changed_mode()
 
     @property
     def listening(self) -> list:
