@@ -93,6 +93,11 @@ def test_inline_and_multibulk_mixed(raw):
     (b"*2\r\n$4\r\nECHO\r\n++x\r\n", b"expected '$', got '+'"),
     (b"*3\r\n$4\r\nECHO\r\n+0123456789\r\n=14\r\ntxt:0123456789\r\n",
      b"expected '$', got '+'"),
+    # The request is not complete, and the write ends right after the refused element:
+    # Redis answers at once, while hiredis, which took the element whole, waits for more.
+    (b"*3\r\n$4\r\nECHO\r\n:5\r\n", b"expected '$', got ':'"),
+    (b"*2\r\n$4\r\nECHO\r\n*5\r\n", b"expected '$', got '*'"),
+    (b"*3\r\n$4\r\nECHO\r\n%1\r\n", b"expected '$', got '%'"),
 ])
 def test_protocol_errors_close_the_connection(raw, data, message):
     c = raw()
@@ -377,6 +382,24 @@ def test_request_with_a_million_arguments(raw):
     c.send(b"*1\r\n$4\r\nPING\r\n")
     assert c.read_reply(timeout=60) == b":0\r\n"
     assert c.read_reply() == b"+PONG\r\n"
+
+
+@pytest.mark.parametrize("tail,reply,closed", [
+    # the last header ends at a bare CR: complete for Redis, hiredis still waits for CR LF
+    (b"$1\rxk\ry", b":0\r\n", False),
+    # an element Redis refuses: it answers at once, while hiredis waits for the rest
+    (b"*5\r\n", b"-ERR Protocol error: expected '$', got '*'\r\n", True),
+])
+def test_many_argument_request_whose_end_only_redis_sees(raw, tail, reply, closed):
+    # 200,000 arguments arrive in many reads, most with more bytes already waiting on the
+    # socket; the server must still answer when the last bytes come and the sender stops.
+    n = 200_000
+    c = raw()
+    body = b"*%d\r\n$3\r\nDEL\r\n" % (n + 2) + _bulks(b"k") * n + tail
+    for i in range(0, len(body), 100_000):
+        c.send(body[i:i + 100_000])
+    assert c.read_reply(timeout=30) == reply
+    assert c.is_closed() == closed
 
 
 def test_big_count_header_split_byte_by_byte(raw):

@@ -21,6 +21,7 @@ from streamd.protocol.reader import ProtocolError, RequestReader, _PyParser
 class _Limits:
     def __init__(self, auth_required: bool):
         self.auth = auth_required
+        self.queued = False  # what input_queued() answers: more bytes wait on the socket
 
     def proto_max_bulk_len(self) -> int:
         return 512 << 20
@@ -30,6 +31,9 @@ class _Limits:
 
     def auth_required(self) -> bool:
         return self.auth
+
+    def input_queued(self) -> bool:
+        return self.queued
 
 
 def _arg(rnd: random.Random) -> bytes:
@@ -76,11 +80,16 @@ def _whole(data: bytes, auth: bool):
     return out, None
 
 
-def _split(data: bytes, cuts: list, auth: bool):
-    reader = RequestReader(_Limits(auth))
+def _split(data: bytes, cuts: list, auth: bool, queued: bool = False):
+    """What a reader fed ``data`` in reads ending at ``cuts`` yields. ``queued``: the
+    connection reports more bytes waiting before every read but the last, as when a client
+    sends faster than the reads take its bytes."""
+    limits = _Limits(auth)
+    reader = RequestReader(limits)
     reader.set_gated(auth)
     out: list = []
     for lo, hi in zip([0, *cuts], [*cuts, len(data)]):
+        limits.queued = queued and hi < len(data)
         try:
             out += reader.feed(data[lo:hi])
             while reader.held:
@@ -103,7 +112,8 @@ def test_any_split_reads_what_the_exact_parser_reads(seed):
             cuts = list(range(1, len(data)))  # byte by byte
         else:
             cuts = sorted(rnd.sample(range(1, len(data)), min(rnd.randrange(6), len(data) - 1)))
-        assert _split(data, cuts, auth) == _whole(data, auth), (data, cuts, auth)
+        queued = rnd.random() < 0.5
+        assert _split(data, cuts, auth, queued) == _whole(data, auth), (data, cuts, auth, queued)
 
 
 @pytest.mark.parametrize("bad", [b":1\r\n", b"+OK\r\n", b"*1\r\n$1\r\na\r\n"])
@@ -118,6 +128,27 @@ def test_a_read_ending_inside_a_request_on_an_element_boundary(bad):
     assert expected[1] is not None  # Redis refuses it
     assert _split(data, [len(head)], False) == expected
     assert _split(data, [len(head), len(head) + 2], False) == expected
+
+
+@pytest.mark.parametrize("element", [b":5\r\n", b"*5\r\n", b"%1\r\n", b"+x\r\n", b"_\r\n"])
+@pytest.mark.parametrize("queued", [False, True])
+def test_a_refused_element_is_reported_by_the_read_that_ends_with_it(element, queued):
+    # hiredis takes the element whole and waits for the rest of the request; Redis refuses
+    # it as soon as its line is complete, and the client may wait for that answer. Unless
+    # more bytes are queued on the socket: then the read that takes them reports it.
+    data = b"*1\r\n$4\r\nPING\r\n*3\r\n$4\r\nECHO\r\n" + element
+    requests, message = _whole(data, False)
+    assert requests == [[b"PING"]] and message == f"expected '$', got '{element[:1].decode()}'"
+    limits = _Limits(False)
+    limits.queued = queued
+    reader = RequestReader(limits)
+    if queued:
+        assert reader.feed(data) == requests
+        limits.queued = False
+        data, requests = b"", []
+    with pytest.raises(ProtocolError) as exc:
+        reader.feed(data)
+    assert (exc.value.requests, str(exc.value)) == (requests, message)
 
 
 @pytest.mark.parametrize("seed", range(20))

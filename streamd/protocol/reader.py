@@ -443,7 +443,8 @@ class RequestReader:
     """Feed bytes, get back complete argv lists.
 
     ``limits`` supplies ``proto_max_bulk_len()``, ``query_buffer_limit()`` and
-    ``auth_required()`` (the client's view of the server config).
+    ``auth_required()`` (the client's view of the server config), and ``input_queued()``:
+    whether more bytes wait on the connection, so that another feed follows.
     """
 
     __slots__ = ("_hi", "_chunks", "_fed", "_consumed", "_need", "_resume", "_py", "_limits",
@@ -655,14 +656,12 @@ class RequestReader:
         elif pending > self._limits.query_buffer_limit():
             # hiredis happily waits for a 3 GB bulk; Redis rejects the header at once.
             raise QueryBufferFull("query buffer limit")
-        elif not hi.has_data():
-            # hiredis holds no byte it has not parsed: it took the complete arguments of
-            # the request in progress, and a read ended where one of them does. No header
-            # line can be waiting there, so there is nothing for _check_pending to find.
-            if pending > INLINE_MAX + 8 and self._byte_at(self._consumed) != 0x2A:
-                # Only a non-canonical encoding (e.g. '*02') can get the byte count wrong
-                # (the pending bytes then do not start a request): the accounting is reset.
-                self._settled()
+        elif (pending > INLINE_MAX + 8 and not hi.has_data()
+              and self._byte_at(self._consumed) != 0x2A):
+            # hiredis holds no byte it has not parsed, yet the pending bytes do not start a
+            # request: only a non-canonical encoding (e.g. '*02') gets the byte count
+            # wrong like this. The accounting is reset.
+            self._settled()
         elif self._check_pending(pending):
             return self._fallback(out)
         return out
@@ -705,33 +704,54 @@ class RequestReader:
     def _pending(self) -> bytes:
         return b"".join(self._chunks)[self._consumed:]
 
+    def _pending_from(self, offset: int) -> bytes:
+        """The pending bytes from ``offset`` on, joining only the chunks that hold them."""
+        skip = self._consumed + offset
+        chunks = self._chunks
+        i = 0
+        while i < len(chunks) and skip >= len(chunks[i]):
+            skip -= len(chunks[i])
+            i += 1
+        if i == len(chunks):
+            return b""
+        first = chunks[i][skip:] if skip else chunks[i]
+        return first if i + 1 == len(chunks) else first + b"".join(chunks[i + 1:])
+
     def _check_pending(self, pending: int) -> bool:
         """Check the bytes hiredis holds back as Redis would; True if Redis would run a
         request hiredis still waits on (a header line ended by a bare CR: hiredis wants
-        CR LF), which the exact parser must then take. ``pending`` is within the query
-        buffer limit (the caller checks)."""
+        CR LF), which the exact parser must then take. Raises the protocol error Redis
+        would answer at once where hiredis waits (an element that is no bulk string, a
+        bulk length over the limit). ``pending`` is within the query buffer limit (the
+        caller checks)."""
         if pending < self._need:
             return False  # still inside the bulk argument the last check stopped in
-        if pending <= 1 << 20 or len(self._chunks) <= 2:
-            py = self._py
-            py.need = 0
-            py.resume = None
-            buf = self._pending()  # a check: hiredis has these bytes
-            ready: list = []
-            if self._resume is not None:  # the request in progress, from where it was left
-                at, left = self._resume
-                pos, left = py._args(buf, at, [], left)
-                if left:
-                    self._resume = (pos, left)
-                    self._need = py.need
-                    return False
-                return True  # complete for Redis, and hiredis did not return it
-            py.parse(buf, 0, ready)
-            py.big = None
-            self._need = py.need
-            self._resume = py.resume if not ready else None
-            return bool(ready)
-        return False
+        if self._limits.input_queued():
+            # The client is still sending: the read of the bytes queued on the socket comes
+            # next and checks from where this one would have started (nothing is changed
+            # here). A request arriving in many reads is then checked when its sender
+            # stops, not argument by argument in Python at every read. Nothing runs in
+            # between, and what hiredis makes of those bytes is checked as any read's.
+            return False
+        py = self._py
+        py.need = 0
+        py.resume = None
+        if self._resume is not None:
+            # The request in progress, from where the last check left it: only the bytes
+            # after its complete arguments are joined and read again.
+            at, left = self._resume
+            pos, left = py._args(self._pending_from(at), 0, [], left)
+            if left:
+                self._resume = (at + pos, left)
+                self._need = at + py.need if py.need else 0
+                return False
+            return True  # complete for Redis, and hiredis did not return it
+        ready: list = []
+        py.parse(self._pending(), 0, ready)  # a check: hiredis has these bytes
+        py.big = None
+        self._need = py.need
+        self._resume = py.resume if not ready else None
+        return bool(ready)
 
     def _take_from_hiredis(self) -> bytes:
         """The bytes hiredis holds but has not returned as requests; hiredis starts over."""

@@ -10,8 +10,11 @@ buffer is full, reading from the socket pauses until it drains.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
 import socket
+import struct
+import termios
 import time
 import weakref
 from collections import deque
@@ -25,6 +28,9 @@ from ..protocol.reader import ProtocolError, QueryBufferFull, RequestReader
 from ..protocol.replies import ErrorReply
 
 log = logging.getLogger("streamd")
+
+_INT = struct.Struct("i")  # FIONREAD's count
+_ZERO = bytes(_INT.size)
 
 
 class _Discard:
@@ -199,6 +205,15 @@ class Client(asyncio.Protocol):
 
     def auth_required(self) -> bool:
         return not self.authenticated
+
+    def input_queued(self) -> bool:
+        """Whether the socket holds bytes not read yet, so that another read follows."""
+        if self.fd < 0:
+            return False
+        try:
+            return _INT.unpack(fcntl.ioctl(self.fd, termios.FIONREAD, _ZERO))[0] > 0
+        except OSError:
+            return False  # the reader then checks at once, which is always correct
 
     # --- asyncio.Protocol ---------------------------------------------------------------
     def connection_made(self, transport):
