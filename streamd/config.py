@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .protocol.encoder import quoted
-from .store.keyspace import ALL_EVENT_CLASSES, EVENT_LETTERS
+from .store.keyspace import ALL_EVENT_CLASSES, EVENT_CHANNELS, EVENT_LETTERS
 
 
 class ConfigError(ValueError):
@@ -120,8 +120,8 @@ def _save(text: str) -> str:
 
 
 # The letters the setting takes besides 'A' (which stands for ALL_EVENT_CLASSES): every
-# event class, and K and E for the two channel kinds.
-_EVENT_FLAGS = set(EVENT_LETTERS) | set("KE")
+# event class, and the channel kinds (K, E, and 8.8's subkey channels S, T, I, V).
+_EVENT_FLAGS = set(EVENT_LETTERS) | set(EVENT_CHANNELS)
 
 
 class EventFlags(str):
@@ -134,7 +134,7 @@ class EventFlags(str):
 
 def _keyspace_events(text: str) -> str:
     """``notify-keyspace-events``, kept in Redis's canonical spelling: "A" or the classes
-    in a fixed order, then K, E and m ("KEA" reads back as "AKE")."""
+    in a fixed order, then K, E, m, S, T, I and V ("KEA" reads back as "AKE")."""
     flags = set()
     for c in text:
         if c == "A":
@@ -147,7 +147,7 @@ def _keyspace_events(text: str) -> str:
         head = "A"
     else:
         head = "".join(c for c in ALL_EVENT_CLASSES + "n" if c in flags)
-    value = EventFlags(head + "".join(c for c in "KEm" if c in flags))
+    value = EventFlags(head + "".join(c for c in "KEmSTIV" if c in flags))
     value.letters = "".join(sorted(flags))
     return value
 

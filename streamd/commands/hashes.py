@@ -59,6 +59,7 @@ def _get_or_create(ctx, k: bytes):
 
 def _commit(ctx, k: bytes, h, created: bool, *items: bytes, changes: int = 1,
             event: bytes = b"hset") -> None:
+    """Store a write of the field/value ``items`` and announce it, naming those fields."""
     if isinstance(h, K.Hash):
         K.hash_note_write(h, ctx.config, *items)
     db = ctx.db
@@ -67,7 +68,7 @@ def _commit(ctx, k: bytes, h, created: bool, *items: bytes, changes: int = 1,
     else:
         db.modified(k, changes)
     if db.keyspace.events:
-        db.notify(EV_HASH, event, k)
+        db.notify(EV_HASH, event, k, items[::2])
 
 
 # --- writes ------------------------------------------------------------------------------
@@ -147,21 +148,21 @@ def hdel(ctx, argv):
     h = _get(ctx, k)
     if h is None:
         return 0
-    removed = 0
+    removed = []
     for field in argv[2:]:
         if h.remove(field):
-            removed += 1
+            removed.append(field)
             if not h:
                 break
     if removed:  # one change per field removed; removing the key adds none
         if h:
-            db.modified(k, removed)
-            db.notify(EV_HASH, b"hdel", k)
+            db.modified(k, len(removed))
+            db.notify(EV_HASH, b"hdel", k, removed)
         else:
-            db.delete(k, changes=removed)
-            db.notify(EV_HASH, b"hdel", k)
+            db.delete(k, changes=len(removed))
+            db.notify(EV_HASH, b"hdel", k, removed)
             db.notify(EV_GENERIC, b"del", k)
-    return removed
+    return len(removed)
 
 
 @command("hincrby", 4, "write denyoom fast", _ONE_KEY,
@@ -424,10 +425,11 @@ def _expire_at(arg: bytes, unit_ms: int, base_ms: int, name: str) -> int:
 
 
 def _after_ttl_change(ctx, k: bytes, h, changes: int, tracked: bool,
-                      event: bytes | None = None) -> None:
+                      *events: tuple[bytes, list]) -> None:
     """Account for a command that changed ``changes`` fields' TTLs (or deleted them):
-    an emptied hash goes, a hash with new TTLs joins the expiry index. ``event`` is the
-    command's hash event; an emptied hash adds ``del`` after it, as in Redis."""
+    an emptied hash goes, a hash with new TTLs joins the expiry index. ``events`` are the
+    command's hash events, each with the fields it names (one that names none is not
+    sent); an emptied hash adds ``del`` after them, as in Redis."""
     db = ctx.db
     if not h:
         db.delete(k, changes=changes)
@@ -435,8 +437,9 @@ def _after_ttl_change(ctx, k: bytes, h, changes: int, tracked: bool,
         db.modified(k, changes)
         if tracked:
             db.track_field_ttls(k, h)
-    if event is not None:
-        db.notify(EV_HASH, event, k)
+    for event, fields in events:
+        if fields:
+            db.notify(EV_HASH, event, k, fields)
     if not h:
         db.notify(EV_GENERIC, b"del", k)
 
@@ -455,12 +458,12 @@ def _hexpire(ctx, argv, name: str, unit_ms: int, relative: bool):
         return [H.NO_FIELD] * len(fields)
     h.enable_field_ttls()
     codes = [h.expire_field(f, when, cond, now) for f in fields]
-    deleted = codes.count(H.DELETED)
-    ctx.keyspace.expired_subkeys += deleted
-    changes = deleted + codes.count(H.SET)
-    # Redis names the command's one event after the deletions when a past time made any.
-    event = (b"hdel" if deleted else b"hexpire") if changes else None
-    _after_ttl_change(ctx, k, h, changes, tracked=True, event=event)
+    deleted = [f for f, code in zip(fields, codes) if code == H.DELETED]
+    updated = [f for f, code in zip(fields, codes) if code == H.SET]
+    ctx.keyspace.expired_subkeys += len(deleted)
+    # The fields a past time deleted, then those given a TTL (Redis 8.8 sends both).
+    _after_ttl_change(ctx, k, h, len(deleted) + len(updated), True,
+                      (b"hdel", deleted), (b"hexpire", updated))
     return codes
 
 
@@ -559,7 +562,8 @@ def hpersist(ctx, argv):
     out = [(1 if h.clear_ttl(f) else -1) if f in h else -2 for f in fields]
     if 1 in out:
         ctx.db.modified(k)  # Redis counts one change however many fields it persisted
-        ctx.db.notify(EV_HASH, b"hpersist", k)
+        ctx.db.notify(EV_HASH, b"hpersist", k,
+                      [f for f, code in zip(fields, out) if code == 1])
     return out
 
 
@@ -576,15 +580,15 @@ def hgetdel(ctx, argv):
     if h is None:
         return [None] * len(fields)
     out = []
-    deleted = 0
+    deleted = []
     for f in fields:
         value = h.get(f)
         out.append(value)
         if value is not None:
             h.remove(f)
-            deleted += 1
+            deleted.append(f)
     if deleted:
-        _after_ttl_change(ctx, k, h, deleted, tracked=False, event=b"hdel")
+        _after_ttl_change(ctx, k, h, len(deleted), False, (b"hdel", deleted))
     return out
 
 
@@ -627,24 +631,29 @@ def hgetex(ctx, argv):
         return [h.get(f) for f in fields]
     h.enable_field_ttls()
     out = []
-    updated = deleted = 0
+    updated = []
+    deleted = []
     for f in fields:
         value = h.get(f)
         out.append(value)
         if value is None:
             continue
         if when is None:
-            updated += h.clear_ttl(f)
+            if h.clear_ttl(f):
+                updated.append(f)
         else:
             code = h.expire_field(f, when, "", now)
-            updated += code == H.SET
-            deleted += code == H.DELETED
-    ctx.keyspace.expired_subkeys += deleted
+            if code == H.SET:
+                updated.append(f)
+            elif code == H.DELETED:
+                deleted.append(f)
+    ctx.keyspace.expired_subkeys += len(deleted)
+    # One event: the TTLs set or removed, else the fields a past time deleted.
     if updated:
-        event = b"hexpire" if when is not None else b"hpersist"
+        event = (b"hexpire" if when is not None else b"hpersist"), updated
     else:
-        event = b"hdel" if deleted else None
-    _after_ttl_change(ctx, k, h, updated + deleted, tracked=when is not None, event=event)
+        event = b"hdel", deleted
+    _after_ttl_change(ctx, k, h, len(updated) + len(deleted), when is not None, event)
     return out
 
 
@@ -716,15 +725,15 @@ def hsetex(ctx, argv):
     if when is not None:
         h.enable_field_ttls()
     keep = bool(expiry)  # EX/PX/EXAT/PXAT set the TTL below; KEEPTTL keeps it
-    deleted = 0
+    deleted = []
     for i in range(first, len(argv), 2):
         f = argv[i]
         if not keep and h.ttls:
             h.clear_ttl(f)
         h[f] = argv[i + 1]
-        if when is not None:
-            deleted += h.expire_field(f, when, "", now) == H.DELETED
-    ctx.keyspace.expired_subkeys += deleted
+        if when is not None and h.expire_field(f, when, "", now) == H.DELETED:
+            deleted.append(f)
+    ctx.keyspace.expired_subkeys += len(deleted)
     changes = len(fields)
     db = ctx.db
     if not h:  # every field was given a time already past
@@ -742,9 +751,12 @@ def hsetex(ctx, argv):
         if when is not None:
             db.track_field_ttls(k, h)
     if db.keyspace.events:
-        db.notify(EV_HASH, b"hset", k)
+        db.notify(EV_HASH, b"hset", k, fields)
         if when is not None:
-            db.notify(EV_HASH, b"hdel" if deleted else b"hexpire", k)
+            if deleted:
+                db.notify(EV_HASH, b"hdel", k, deleted)
+            else:
+                db.notify(EV_HASH, b"hexpire", k, fields)
         if not h:
             db.notify(EV_GENERIC, b"del", k)
     return 1

@@ -34,6 +34,10 @@ from ..commands.connection import client_line
 from ..commands.keyutil import glob_match
 from ..protocol.encoder import encode
 from ..protocol.replies import Push
+from ..store.keyspace import EVENT_CHANNELS
+
+_K, _E, _S, _T, _I, _V = (EVENT_CHANNELS[c] for c in "KESTIV")
+_SUBKEY_CHANNELS = _S | _T | _I | _V
 
 log = logging.getLogger("streamd")
 
@@ -178,15 +182,31 @@ class PubSub:
         client.abort()
 
     # --- keyspace notifications ------------------------------------------------------------
-    def keyspace_event(self, event: bytes, key: bytes, db: int, channels: int) -> None:
-        """Publish ``event`` on ``key`` of database ``db``: to ``__keyspace@<db>__:<key>``
-        (bit 1 of ``channels``) and ``__keyevent@<db>__:<event>`` (bit 2)."""
+    def keyspace_event(self, event: bytes, key: bytes, db: int, channels: int,
+                       subkeys=()) -> None:
+        """Publish ``event`` on ``key`` of database ``db``, on the channel kinds whose bits
+        are set in ``channels`` (``store.keyspace.EVENT_CHANNELS``): ``__keyspace`` and
+        ``__keyevent``, then, when the event names ``subkeys``, the four subkey channels,
+        whose payloads list them as ``<len>:<subkey>`` joined by commas."""
         if not self.channels and not self.patterns:
             return
-        if channels & 1:
+        if channels & _K:
             self.publish(b"__keyspace@%d__:%b" % (db, key), event)
-        if channels & 2:
+        if channels & _E:
             self.publish(b"__keyevent@%d__:%b" % (db, event), key)
+        if subkeys and channels & _SUBKEY_CHANNELS:
+            listed = b",".join(b"%d:%b" % (len(f), f) for f in subkeys)
+            bar = b"|" in event  # the '|' separates the event in two of them
+            if channels & _S and not bar:
+                self.publish(b"__subkeyspace@%d__:%b" % (db, key), event + b"|" + listed)
+            if channels & _T:
+                self.publish(b"__subkeyevent@%d__:%b" % (db, event),
+                             b"%d:%b|%b" % (len(key), key, listed))
+            if channels & _I and b"\n" not in key:  # the '\n' separates key and subkey
+                for f in subkeys:
+                    self.publish(b"__subkeyspaceitem@%d__:%b\n%b" % (db, key, f), event)
+            if channels & _V and not bar:
+                self.publish(b"__subkeyspaceevent@%d__:%b|%b" % (db, event, key), listed)
 
     # --- introspection ----------------------------------------------------------------------
     def active(self, kind: str, pattern: bytes | None) -> list[bytes]:

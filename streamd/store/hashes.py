@@ -118,11 +118,12 @@ class Hash(dict):
         return bool(self.ttls) and self.next_due < now_ms
 
     def expire_due(self, now_ms: int) -> list[bytes]:
-        """Remove the fields whose time is before ``now_ms``; the removed field names."""
+        """Remove the fields whose time is before ``now_ms``; the removed field names,
+        soonest time first (the order Redis expires them in, and names them in)."""
         ttls = self.ttls
         if not ttls:
             return []
-        gone = [f for f, when in ttls.items() if when < now_ms]
+        gone = sorted((f for f, when in ttls.items() if when < now_ms), key=ttls.__getitem__)
         for f in gone:
             del ttls[f]
             del self[f]

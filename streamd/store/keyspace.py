@@ -49,6 +49,11 @@ EVENT_LETTERS = {"g": EV_GENERIC, "$": EV_STRING, "l": EV_LIST, "s": EV_SET, "h"
                  "z": EV_ZSET, "x": EV_EXPIRED, "e": EV_EVICTED, "t": EV_STREAM,
                  "d": EV_MODULE, "m": EV_KEY_MISS, "n": EV_NEW}
 ALL_EVENT_CLASSES = "".join(c for c in EVENT_LETTERS if c not in "mn")  # "g$lshzxetd"
+# The channel kinds an event goes out on, by their letters; the bits are the hook's
+# ``channels``. K: __keyspace@<db>__:<key>, E: __keyevent@<db>__:<event>, and Redis 8.8's
+# four subkey channels, only for events that name subkeys: S __subkeyspace, T
+# __subkeyevent, I __subkeyspaceitem, V __subkeyspaceevent.
+EVENT_CHANNELS = {"K": 1, "E": 2, "S": 4, "T": 8, "I": 16, "V": 32}
 
 
 # A key expires once the clock is past its expiry time, as in Redis (now > when): during
@@ -244,13 +249,14 @@ class Database:
         if ks.tracking is not None:
             ks.tracking.invalidate(key, True)
 
-    def notify(self, kind: int, event: bytes, key: bytes) -> None:
+    def notify(self, kind: int, event: bytes, key: bytes, subkeys=()) -> None:
         """Announce ``event`` (of class ``kind``) on ``key``, if that class is enabled.
-        Callers on a hot path test ``keyspace.events`` first, so that a server with no
-        events enabled pays one attribute test."""
+        ``subkeys`` are the fields it touched, for the subkey channels (Redis 8.8; hash
+        events only). Callers on a hot path test ``keyspace.events`` first, so that a server
+        with no events enabled pays one attribute test."""
         ks = self.keyspace
         if ks.events & kind:
-            ks.event_hook(event, key, self.index, ks.event_channels)
+            ks.event_hook(event, key, self.index, ks.event_channels, subkeys)
 
     def _touch_watchers(self, key: bytes) -> None:
         watchers = self.watched.get(key)
@@ -312,7 +318,7 @@ class Database:
         hash if that emptied it (``changes`` to the dirty counter). Whether it did."""
         self.keyspace.expired_subkeys += len(gone)
         # One hexpired however many fields went, as Redis announces a command's expiry.
-        self.notify(EV_HASH, b"hexpired", key)
+        self.notify(EV_HASH, b"hexpired", key, gone)
         if h:
             return False
         self.delete(key, changes=changes)
@@ -440,7 +446,7 @@ class Keyspace:
         classes = 0
         for c in flags.replace("A", ALL_EVENT_CLASSES):
             classes |= EVENT_LETTERS.get(c, 0)
-        self.event_channels = ("K" in flags) | ("E" in flags) << 1
+        self.event_channels = sum(bit for c, bit in EVENT_CHANNELS.items() if c in flags)
         self.events = classes if self.event_channels and self.event_hook else 0
 
     # Redis's slow expire cycle takes at most a quarter of each cron period: 25 ms at hz 10.
