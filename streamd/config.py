@@ -126,8 +126,8 @@ _EVENT_FLAGS = set(EVENT_LETTERS) | set(EVENT_CHANNELS)
 
 class EventFlags(str):
     """``notify-keyspace-events`` as CONFIG GET shows it, with every letter it enables in
-    ``letters``: Redis's spelling drops ``n`` after ``A`` ("KEAn" reads back as "AKE"),
-    yet new-key events stay on."""
+    ``letters``: Redis's spelling drops ``n``, ``o`` and ``c`` after ``A`` ("KEAn" reads
+    back as "AKE"), yet those events stay on."""
 
     letters: str = ""
 
@@ -146,7 +146,7 @@ def _keyspace_events(text: str) -> str:
     if flags >= set(ALL_EVENT_CLASSES):
         head = "A"
     else:
-        head = "".join(c for c in ALL_EVENT_CLASSES + "n" if c in flags)
+        head = "".join(c for c in ALL_EVENT_CLASSES + "noc" if c in flags)
     value = EventFlags(head + "".join(c for c in "KEmSTIV" if c in flags))
     value.letters = "".join(sorted(flags))
     return value

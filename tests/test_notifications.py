@@ -296,6 +296,42 @@ def test_expired_event_and_classes(events, r):
     assert events("SET", "a", "1") == []
 
 
+@pytest.mark.min_redis("8.2")
+def test_overwritten_and_type_changed(r, events):
+    """Redis 8.2's classes o and c, which 'A' leaves out: a write that replaces a value
+    (setKey's SET, MSET, BITOP; RENAME and COPY REPLACE onto a key) announces overwritten,
+    then type_changed if the type changed. setKey announces them before the command's own
+    event, RENAME and COPY after theirs. In-place edits (INCR, APPEND, HSET) announce
+    neither."""
+    events.set_flags("KEAnoc")
+    table = [
+        (("SET", "s", "1"), both("s", "new", "set")),
+        (("SET", "s", "2", "GET"), both("s", "overwritten", "set")),
+        (("INCR", "s"), both("s", "incrby")),
+        (("APPEND", "s", "x"), both("s", "append")),
+        (("HSET", "h", "f", "v"), both("h", "new", "hset")),
+        (("HSET", "h", "f", "w"), both("h", "hset")),
+        (("SET", "h", "x"), both("h", "overwritten", "type_changed", "set")),
+        (("MSET", "s", "3", "n", "1"), both("s", "overwritten", "set") + both("n", "new", "set")),
+        (("BITOP", "OR", "n", "s", "s"), both("n", "overwritten", "set")),
+        (("HSET", "h2", "f", "v"), both("h2", "new", "hset")),
+        (("COPY", "h2", "n", "REPLACE"),
+         both("n", "new", "copy_to", "overwritten", "type_changed")),
+        (("RENAME", "s", "n"),
+         both("n", "new") + both("s", "rename_from") + both("n", "rename_to", "overwritten",
+                                                              "type_changed")),
+        (("RENAME", "n", "fresh"), both("fresh", "new") + both("n", "rename_from")
+         + both("fresh", "rename_to")),
+    ]
+    assert [(cmd, events(*cmd)) for cmd, _ in table] == table
+    events.set_flags("KEA")
+    assert events("SET", "fresh", "again") == both("fresh", "set")
+    for given, shown in (("KEAnoc", "AKE"), ("co", "oc"), ("Kgoc", "gocK")):
+        r.config_set("notify-keyspace-events", given)
+        assert r.config_get("notify-keyspace-events") in (
+            {"notify-keyspace-events": shown}, {b"notify-keyspace-events": shown.encode()})
+
+
 def test_events_of_other_databases(events, target):
     other = target.client()
     other.execute_command("SELECT", 3)

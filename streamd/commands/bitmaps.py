@@ -321,7 +321,7 @@ def bitop(ctx, argv):
                 else:
                     acc ^= x
         result = acc.to_bytes(size, "big")
-    db.set(dest, K.RawStr(result))
+    K.set_key(db, dest, K.RawStr(result))
     db.notify(EV_STRING, b"set", dest)
     return size
 

@@ -247,7 +247,8 @@ def _rename(ctx, argv, nx: bool):
         raise CommandError(E.NO_SUCH_KEY)
     if src == dst:
         return 0 if nx else OK
-    if db.get(dst) is not None:
+    old = db.get(dst)
+    if old is not None:
         if nx:
             return 0
         db.delete(dst, changes=0)
@@ -255,6 +256,8 @@ def _rename(ctx, argv, nx: bool):
     _place(db, dst, value, when)
     db.notify(EV_GENERIC, b"rename_from", src)
     db.notify(EV_GENERIC, b"rename_to", dst)
+    if old is not None:
+        K.announce_overwrite(db, dst, old, value)
     return 1 if nx else OK
 
 
@@ -326,12 +329,15 @@ def copy(ctx, argv):
     value = src_db.read(src)  # Redis reads the source, and writes the destination
     if value is None:
         return 0
-    if dst_db.get(dst) is not None:
+    old = dst_db.get(dst)
+    if old is not None:
         if not replace:
             return 0
         dst_db.delete(dst, changes=0)
     _place(dst_db, dst, K.copy_value(value), src_db.ttl_ms(src))
     dst_db.notify(EV_GENERIC, b"copy_to", dst)
+    if old is not None:
+        K.announce_overwrite(dst_db, dst, old, value)
     return 1
 
 

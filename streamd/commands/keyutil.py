@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from ..store.hashes import Hash
+from ..store.keyspace import EV_OVERWRITTEN, EV_TYPE_CHANGED
 from . import errors as E
 from .args import parse_int
 from .errors import CommandError
@@ -64,6 +65,23 @@ def type_name(value) -> str:
     if name:
         return name
     return type(value).__name__.lower()
+
+
+def set_key(db, key: bytes, value, keep_ttl: bool = False) -> None:
+    """Redis's setKey, the write of SET, MSET, BITOP's destination ...: store ``value`` at
+    ``key``, announcing ``new``, or ``overwritten`` when it replaced a value. The in-place
+    rewrites of INCR and friends call ``db.set`` and announce neither."""
+    old = db.set(key, value, keep_ttl=keep_ttl)
+    if old is not None and db.keyspace.events:
+        announce_overwrite(db, key, old, value)
+
+
+def announce_overwrite(db, key: bytes, old, new) -> None:
+    """``overwritten`` on ``key``, then ``type_changed`` if ``new`` is not of ``old``'s
+    type (Redis 8.2's classes o and c, which 'A' leaves out)."""
+    db.notify(EV_OVERWRITTEN, b"overwritten", key)
+    if type_name(old) != type_name(new):
+        db.notify(EV_TYPE_CHANGED, b"type_changed", key)
 
 
 def is_stream(value) -> bool:

@@ -126,7 +126,7 @@ def _expire_at(ctx, name: str, expire_flag: int, arg: bytes) -> int:
 
 def _store(ctx, k: bytes, value: bytes, keep_ttl: bool = False, when_ms=None) -> None:
     db = ctx.db
-    db.set(k, K.own_if_unshared(value, ctx.config), keep_ttl=keep_ttl)
+    K.set_key(db, k, K.own_if_unshared(value, ctx.config), keep_ttl=keep_ttl)
     if when_ms is not None:
         db.set_expire(k, when_ms, changes=0)  # SET ... EX is one change
     if db.keyspace.events:
@@ -542,7 +542,7 @@ def msetex(ctx, argv):
     events = db.keyspace.events
     for i in keys:
         k = argv[i]
-        db.set(k, K.own_if_unshared(argv[i + 1], ctx.config), keep_ttl=keep_ttl)
+        K.set_key(db, k, K.own_if_unshared(argv[i + 1], ctx.config), keep_ttl=keep_ttl)
         if when is not None:
             db.set_expire(k, when, changes=0)  # each pair is one change
             if events:

@@ -43,12 +43,15 @@ EV_STREAM = 1 << 10  # t
 EV_KEY_MISS = 1 << 11  # m
 EV_MODULE = 1 << 12  # d
 EV_NEW = 1 << 13  # n
+EV_OVERWRITTEN = 1 << 15  # o (Redis 8.2): a value replaced by SET, MSET, RENAME, COPY ...
+EV_TYPE_CHANGED = 1 << 16  # c (Redis 8.2): ... by one of another type
 # The one table of the class letters (config.py parses and spells the setting with it):
-# first the ten 'A' stands for, in the order CONFIG GET lists them, then the two it omits.
+# first the ten 'A' stands for, in the order CONFIG GET lists them, then those it omits.
 EVENT_LETTERS = {"g": EV_GENERIC, "$": EV_STRING, "l": EV_LIST, "s": EV_SET, "h": EV_HASH,
                  "z": EV_ZSET, "x": EV_EXPIRED, "e": EV_EVICTED, "t": EV_STREAM,
-                 "d": EV_MODULE, "m": EV_KEY_MISS, "n": EV_NEW}
-ALL_EVENT_CLASSES = "".join(c for c in EVENT_LETTERS if c not in "mn")  # "g$lshzxetd"
+                 "d": EV_MODULE, "m": EV_KEY_MISS, "n": EV_NEW, "o": EV_OVERWRITTEN,
+                 "c": EV_TYPE_CHANGED}
+ALL_EVENT_CLASSES = "".join(c for c in EVENT_LETTERS if c not in "mnoc")  # "g$lshzxetd"
 # The channel kinds an event goes out on, by their letters; the bits are the hook's
 # ``channels``. K: __keyspace@<db>__:<key>, E: __keyevent@<db>__:<event>, and Redis 8.8's
 # four subkey channels, only for events that name subkeys: S __subkeyspace, T
@@ -156,8 +159,9 @@ class Database:
     # The writes below take ``changes``, what they add to the dirty counter: a command that
     # makes several of them counts as Redis counts it (RENAME is one change, not a delete
     # and an add); 0 still signals WATCH.
-    def set(self, key: bytes, value, *, keep_ttl: bool = False, changes: int = 1) -> None:
-        """Store ``value`` at ``key``, replacing any previous value (and its TTL)."""
+    def set(self, key: bytes, value, *, keep_ttl: bool = False, changes: int = 1):
+        """Store ``value`` at ``key``, replacing any previous value (and its TTL); returns
+        that previous value, or None."""
         old = self.data.get(key)
         self.data[key] = value
         if not keep_ttl and self.expires:
@@ -168,6 +172,7 @@ class Database:
         if old is not None and type(old) is not type(value) and key in self.blocking:
             # A type change must reach waiters whose command fails on it (XREADGROUP).
             self.keyspace.ready.append((self, key))
+        return old
 
     def add(self, key: bytes, value, changes: int = 1) -> None:
         """Create ``key`` (known to be absent) without touching WATCH state twice."""
