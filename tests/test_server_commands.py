@@ -745,6 +745,39 @@ def test_time_is_two_bulk_strings_and_lastsave_a_past_timestamp(call):
     assert 1_600_000_000 < call("LASTSAVE") <= time.time() + 1
 
 
+def test_bgsave_and_bgrewriteaof_start_and_refuse_other_arguments(r, call):
+    for argv in (("BGSAVE",), ("BGSAVE", "schedule")):
+        assert call(*argv) in (b"Background saving started", b"Background saving scheduled")
+        # A save still running (Redis forks a child) answers this; streamd's ends at once.
+        wait_for(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 0)
+    with pytest.raises(redis.ResponseError, match="^syntax error$"):
+        call("BGSAVE", "NOW")
+    with pytest.raises(redis.ResponseError, match="^syntax error$"):
+        call("BGSAVE", "SCHEDULE", "SCHEDULE")
+    assert r.info("persistence")["rdb_changes_since_last_save"] == 0
+    assert call("BGREWRITEAOF") in (b"Background append only file rewriting started",
+                                    b"Background append only file rewriting scheduled")
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'bgrewriteaof'"):
+        call("BGREWRITEAOF", "x")
+
+
+@pytest.mark.parametrize("name", ["REPLICAOF", "SLAVEOF"])
+def test_replicaof_no_one_on_a_master_and_its_port_check(r, call, target, name):
+    assert call(name, "NO", "ONE") == b"OK"
+    assert call(name, "no", "one") == b"OK"
+    assert r.execute_command("ROLE")[0] == b"master"
+    # The port is checked before anything else happens; none of these makes a replica.
+    for port in ("abc", "-1", "65536", "99999999", "1.5"):
+        with pytest.raises(redis.ResponseError, match="^Invalid master port$"):
+            call(name, "no", port)
+    with pytest.raises(redis.ResponseError, match=f"wrong number of arguments for '{name.lower()}'"):
+        call(name, "NO")
+    if target.is_streamd:  # a real server would start replicating
+        with pytest.raises(redis.ResponseError, match="^REPLICAOF host port is not supported"):
+            call(name, "127.0.0.1", "6379")
+        assert r.execute_command("ROLE")[0] == b"master"
+
+
 def test_commandstats_usec_per_call(r, call):
     r.config_resetstat()
     for _ in range(3):

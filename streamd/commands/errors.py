@@ -49,6 +49,10 @@ WATCH_IN_MULTI = "ERR WATCH inside MULTI is not allowed"
 EXECABORT = "EXECABORT Transaction discarded because of previous errors."
 NOT_IN_MULTI = "ERR Command not allowed inside a transaction"
 UNBLOCKED = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+INVALID_MASTER_PORT = "ERR Invalid master port"
+# streamd's own: it has no replication, so it cannot become a replica.
+NO_REPLICATION = ("ERR REPLICAOF host port is not supported: streamd has no replication "
+                  "and stays a master (REPLICAOF NO ONE is accepted)")
 
 
 def wrong_arity(name: str) -> str:

@@ -18,8 +18,9 @@ from .connection import client_memory
 from .keyutil import glob_match
 from .latencystats import command_usec, percentiles_line, total_calls, tracked
 from .errors import CommandError
-from .table import (TABLE, block, command, every_command, help_command, oneof, pattern, string,
-                    token)
+from .args import parse_int
+from .table import (TABLE, block, command, every_command, help_command, integer, oneof, pattern,
+                    string, token)
 
 # --- INFO --------------------------------------------------------------------------------
 
@@ -697,15 +698,74 @@ def lastsave(ctx, argv):
     return ctx.server.lastsave
 
 
+def _saved(ctx) -> None:
+    # streamd is in-memory only: a save succeeds at once without writing anything.
+    ctx.server.lastsave = int(time.time())
+    ctx.keyspace.dirty = 0
+
+
 @command("save", 1, "admin noscript no_async_loading no_multi", group="server", since="1.0.0",
          summary="Synchronously saves the database(s) to disk.",
          complexity="O(N) where N is the total number of keys in all databases")
 def save(ctx, argv):
     """SAVE"""
-    # streamd is in-memory only: a save succeeds without writing anything.
-    ctx.server.lastsave = int(time.time())
-    ctx.keyspace.dirty = 0
+    _saved(ctx)
     return OK
+
+
+@command("bgsave", -1, "admin noscript no_async_loading", group="server", since="1.0.0",
+         summary="Asynchronously saves the database(s) to disk.", complexity="O(1)",
+         args=(token("SCHEDULE", optional=True, since="3.2.2"),),
+         history=(
+             ("3.2.2", "Added the `SCHEDULE` option."),
+         ))
+def bgsave(ctx, argv):
+    """BGSAVE [SCHEDULE]"""
+    if len(argv) > 2 or (len(argv) == 2 and argv[1].upper() != b"SCHEDULE"):
+        raise CommandError(E.SYNTAX)
+    _saved(ctx)  # no child to wait for: LASTSAVE moves at once
+    return _BGSAVE_STARTED
+
+
+@command("bgrewriteaof", 1, "admin noscript no_async_loading", group="server", since="1.0.0",
+         summary="Asynchronously rewrites the append-only file to disk.", complexity="O(1)")
+def bgrewriteaof(ctx, argv):
+    """BGREWRITEAOF"""
+    return _AOF_REWRITE_STARTED
+
+
+_BGSAVE_STARTED = Simple(b"Background saving started")
+_AOF_REWRITE_STARTED = Simple(b"Background append only file rewriting started")
+_REPLICAOF_ARGS = (oneof("args", block("host-port", string("host"), integer("port")),
+                         block("no-one", token("NO"), token("ONE"))),)
+
+
+def _replicaof(ctx, argv):
+    host, port = argv[1], argv[2]
+    if host.upper() == b"NO" and port.upper() == b"ONE":
+        return OK  # already a master
+    if not 0 <= parse_int(port, E.INVALID_MASTER_PORT) <= 65535:
+        raise CommandError(E.INVALID_MASTER_PORT)
+    raise CommandError(E.NO_REPLICATION)
+
+
+@command("replicaof", 3, "admin noscript stale no_async_loading", group="server",
+         since="5.0.0",
+         summary="Configures a server as replica of another, or promotes it to a master.",
+         complexity="O(1)", args=_REPLICAOF_ARGS)
+def replicaof(ctx, argv):
+    """REPLICAOF <host port | NO ONE>"""
+    return _replicaof(ctx, argv)
+
+
+@command("slaveof", 3, "admin noscript stale no_async_loading", group="server",
+         since="1.0.0",
+         summary="Sets a Redis server as a replica of another, or promotes it to being a "
+                 "master.",
+         complexity="O(1)", args=_REPLICAOF_ARGS, deprecated=("5.0.0", "`REPLICAOF`"))
+def slaveof(ctx, argv):
+    """SLAVEOF <host port | NO ONE>"""
+    return _replicaof(ctx, argv)
 
 
 @command("shutdown", -1, "admin noscript loading stale no_multi allow_busy", group="server",
