@@ -7,6 +7,7 @@ and are skipped when the target is older; streamd-only extensions carry ``stream
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import time
 
@@ -68,6 +69,32 @@ def wait_for(predicate, timeout: float = 3.0) -> bool:
             return True
         time.sleep(0.02)
     return predicate()
+
+
+@contextlib.contextmanager
+def pattern_listener(target, *patterns: str, decode: bool = False):
+    """A connection of its own subscribed to ``patterns``; yields ``drain(timeout)``: the
+    (channel, message) pairs that arrived until none came for ``timeout`` seconds."""
+    listener = target.client()
+    sub = listener.pubsub()
+    sub.psubscribe(*patterns)
+    for _ in patterns:
+        assert sub.get_message(timeout=2)["type"] == "psubscribe"
+
+    def drain(timeout: float = 0.05) -> list:
+        got = []
+        while True:
+            m = sub.get_message(timeout=timeout)
+            if m is None:
+                return got
+            pair = (m["channel"], m["data"])
+            got.append(tuple(x.decode() for x in pair) if decode else pair)
+
+    try:
+        yield drain
+    finally:
+        sub.close()
+        listener.close()
 
 
 def pytest_addoption(parser):

@@ -11,28 +11,15 @@ import time
 import pytest
 import redis
 
-from tests.conftest import encode_request, wait_for
+from tests.conftest import encode_request, pattern_listener, wait_for
 
 
 @pytest.fixture
 def events(r, target):
     """``record(*command) -> [(channel, message), ...]``: what one command published, with
     notify-keyspace-events set to ``events.flags`` (restored afterwards)."""
-    listener = target.client()
-    sub = listener.pubsub()
-    sub.psubscribe("__key*__:*")
-    assert sub.get_message(timeout=2)["type"] == "psubscribe"
-
     def set_flags(flags: str) -> None:
         r.config_set("notify-keyspace-events", flags)
-
-    def drain(timeout: float = 0.05) -> list:
-        got = []
-        while True:
-            m = sub.get_message(timeout=timeout)
-            if m is None:
-                return got
-            got.append((m["channel"].decode(), m["data"].decode()))
 
     def record(*command) -> list:
         r.execute_command("PING")  # no event: anything before this one has arrived
@@ -43,13 +30,12 @@ def events(r, target):
             pass
         return drain()
 
-    record.set_flags = set_flags
-    record.drain = drain
-    set_flags("KEAn")
-    yield record
-    r.config_set("notify-keyspace-events", "")
-    sub.close()
-    listener.close()
+    with pattern_listener(target, "__key*__:*", decode=True) as drain:
+        record.set_flags = set_flags
+        record.drain = drain
+        set_flags("KEAn")
+        yield record
+        r.config_set("notify-keyspace-events", "")
 
 
 def both(key: str, *events: str, db: int = 0) -> list:

@@ -17,6 +17,8 @@ import time
 import pytest
 import redis
 
+from tests.conftest import pattern_listener
+
 pytestmark = pytest.mark.min_redis("8.8")
 
 
@@ -25,20 +27,6 @@ def sub(r, target):
     """``run(*command) -> [(channel, message), ...]``: what one command published on every
     keyspace and subkey channel, with notify-keyspace-events ``sub.flags`` (KEAnSTIV unless
     a test sets another), restored afterwards."""
-    listener = target.client()
-    ps = listener.pubsub()
-    ps.psubscribe("__key*", "__subkey*")
-    for _ in range(2):
-        assert ps.get_message(timeout=2)["type"] == "psubscribe"
-
-    def drain(timeout: float = 0.05) -> list:
-        got = []
-        while True:
-            m = ps.get_message(timeout=timeout)
-            if m is None:
-                return got
-            got.append((m["channel"], m["data"]))
-
     def run(*command) -> list:
         r.config_set("notify-keyspace-events", run.flags)
         r.execute_command("PING")
@@ -50,12 +38,11 @@ def sub(r, target):
         r.execute_command("PING")
         return drain()
 
-    run.flags = "KEAnSTIV"
-    run.drain = drain
-    yield run
-    r.config_set("notify-keyspace-events", "")
-    ps.close()
-    listener.close()
+    with pattern_listener(target, "__key*", "__subkey*") as drain:
+        run.flags = "KEAnSTIV"
+        run.drain = drain
+        yield run
+        r.config_set("notify-keyspace-events", "")
 
 
 def subkeys(event: str, key: str, *fields: str, db: int = 0) -> list:
