@@ -253,3 +253,42 @@ def test_a_bad_header_late_in_a_long_request_is_refused_as_soon_as_it_is_complet
     assert reader.feed(b"$600000000") == []
     with pytest.raises(ProtocolError, match="invalid bulk length"):
         reader.feed(b"\r\n")
+
+
+def _args_outcome(parser, buf: bytes, left: int):
+    argv: list = []
+    parser.need = 0
+    try:
+        result = parser._args(buf, 0, argv, left)
+    except ProtocolError as exc:
+        result = str(exc)
+    return result, argv, parser.need
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_usual_bulk_headers_are_read_as_the_exact_path_reads_them(seed, monkeypatch):
+    # _args takes '$<len>\r\n' headers through a shortcut; with it turned off, every header
+    # goes through _bulk. Both must agree on every prefix of every stream, odd headers too.
+    import streamd.protocol.reader as reader_mod
+
+    odd = [b"$03\r\nabc\r\n", b"$-1\r\n", b"$+3\r\nabc\r\n", b"$3\rxabc\r\n", b"$3\x00\r\nabc\r\n",
+           b"$ 3\r\nabc\r\n", b"*3\r\n", b":1\r\n", b"$99999999999\r\n", b"$20000\r\n",
+           b"$3\r\r\nab\r\n", b"$0\r\n\r\n", b"$00\r\n\r\n", b"$18446744073709551616\r\n"]
+    rnd = random.Random(seed)
+    for _ in range(300):
+        parts = []
+        for _ in range(rnd.randrange(1, 8)):
+            if rnd.random() < 0.25:
+                parts.append(rnd.choice(odd))
+            else:
+                a = rnd.randbytes(rnd.choice((0, 1, 5, 300, 17000)))
+                parts.append(b"$%d\r\n%s\r\n" % (len(a), a))
+        stream = b"".join(parts)
+        auth = rnd.random() < 0.3
+        for cut in sorted(rnd.sample(range(len(stream) + 1), min(6, len(stream) + 1))):
+            buf, left = stream[:cut], rnd.randrange(1, 9)
+            fast = _args_outcome(_PyParser(_Limits(auth)), buf, left)
+            with monkeypatch.context() as m:
+                m.setattr(reader_mod, "_BULK_HEAD", lambda buf, pos: None)
+                exact = _args_outcome(_PyParser(_Limits(auth)), buf, left)
+            assert fast == exact, (buf[:80], left, auth)

@@ -155,6 +155,11 @@ def _canonical(requests: list, buf) -> bool:
     return True
 
 
+# A bulk header in its usual form: '$', a length without sign or leading zero, CR LF. Its
+# line holds no NUL and ends at its first CR, so Redis reads it just as this does.
+_BULK_HEAD = re.compile(rb"\$(0|[1-9][0-9]{0,17})\r\n").match
+
+
 def _strict_ll(s: bytes) -> int | None:
     """Redis string2ll: optional '-', no '+', no leading zeros, no spaces."""
     if not s or len(s) > 20:
@@ -399,8 +404,23 @@ class _PyParser:
     def _args(self, buf, pos: int, argv: list, left: int) -> tuple[int, int]:
         """Append to ``argv`` up to ``left`` complete bulk arguments from ``pos``; returns
         (the position after them, how many are still missing). Raises on a malformed one."""
-        max_bulk = self.limits.proto_max_bulk_len()
+        limits = self.limits
+        max_bulk = limits.proto_max_bulk_len()
+        # An argument whose header has the usual form and whose bytes are all there is
+        # taken here; any other goes through _bulk, which finds what Redis finds.
+        fast_max = min(max_bulk, UNAUTH_MAX_BULK) if limits.auth_required() else max_bulk
+        head, n = _BULK_HEAD, len(buf)
         while left:
+            m = head(buf, pos)
+            if m is not None:
+                start = m.end()
+                size = int(m.group(1))
+                end = start + size + 2
+                if size <= fast_max and end <= n:
+                    argv.append(bytes(buf[start:end - 2]))
+                    pos = end
+                    left -= 1
+                    continue
             r = self._bulk(buf, pos, max_bulk)
             if r is None:
                 break
