@@ -778,6 +778,24 @@ def test_replicaof_no_one_on_a_master_and_its_port_check(r, call, target, name):
         assert r.execute_command("ROLE")[0] == b"master"
 
 
+@pytest.mark.parametrize("argv, error", [
+    ((), "FAILOVER requires connected replicas."),
+    (("ABORT",), "No failover in progress."),
+    (("TO", "h", "1", "FORCE", "TIMEOUT", "10"), "FAILOVER requires connected replicas."),
+    (("FORCE",), "FAILOVER requires connected replicas."),  # checked before FORCE's needs
+    (("TIMEOUT", "0"), "FAILOVER timeout must be greater than 0"),
+    (("TIMEOUT", "x"), "value is not an integer or out of range"),
+    (("TO", "h", "x"), "value is not an integer or out of range"),
+    (("TIMEOUT", "5", "TIMEOUT", "6"), "syntax error"),
+    (("TO", "h", "1", "TO", "h", "2"), "syntax error"),
+    (("TO", "h"), "syntax error"),
+    (("ABORT", "TIMEOUT", "5"), "syntax error"),
+])
+def test_failover_on_a_master_without_replicas(call, argv, error):
+    with pytest.raises(redis.ResponseError, match=f"^{error}$"):
+        call("FAILOVER", *argv)
+
+
 def test_commandstats_usec_per_call(r, call):
     r.config_resetstat()
     for _ in range(3):

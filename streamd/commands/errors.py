@@ -50,6 +50,9 @@ EXECABORT = "EXECABORT Transaction discarded because of previous errors."
 NOT_IN_MULTI = "ERR Command not allowed inside a transaction"
 UNBLOCKED = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 INVALID_MASTER_PORT = "ERR Invalid master port"
+NO_FAILOVER = "ERR No failover in progress."
+FAILOVER_TIMEOUT = "ERR FAILOVER timeout must be greater than 0"
+FAILOVER_NO_REPLICAS = "ERR FAILOVER requires connected replicas."
 # streamd's own: it has no replication, so it cannot become a replica.
 NO_REPLICATION = ("ERR REPLICAOF host port is not supported: streamd has no replication "
                   "and stays a master (REPLICAOF NO ONE is accepted)")

@@ -758,6 +758,40 @@ def replicaof(ctx, argv):
     return _replicaof(ctx, argv)
 
 
+@command("failover", -1, "admin noscript stale", group="server", since="6.2.0",
+         summary="Starts a coordinated failover from a server to one of its replicas.",
+         complexity="O(1)",
+         args=(block("target", string("host"), integer("port"),
+                     token("FORCE", optional=True), token="TO", optional=True),
+               token("ABORT", optional=True),
+               integer("milliseconds", token="TIMEOUT", optional=True)))
+def failover(ctx, argv):
+    """FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]"""
+    if len(argv) == 2 and argv[1].upper() == b"ABORT":
+        raise CommandError(E.NO_FAILOVER)
+    # Parsed as Redis parses it, then refused: a master without replicas cannot hand over.
+    timeout = 0
+    host = force = False
+    i = 1
+    while i < len(argv):
+        word = argv[i].upper()
+        if word == b"TIMEOUT" and i + 1 < len(argv) and timeout == 0:
+            timeout = parse_int(argv[i + 1])
+            if timeout <= 0:
+                raise CommandError(E.FAILOVER_TIMEOUT)
+            i += 2
+        elif word == b"TO" and i + 2 < len(argv) and not host:
+            parse_int(argv[i + 2])
+            host = True
+            i += 3
+        elif word == b"FORCE" and not force:
+            force = True
+            i += 1
+        else:
+            raise CommandError(E.SYNTAX)
+    raise CommandError(E.FAILOVER_NO_REPLICAS)
+
+
 @command("slaveof", 3, "admin noscript stale no_async_loading", group="server",
          since="1.0.0",
          summary="Sets a Redis server as a replica of another, or promotes it to being a "
