@@ -713,6 +713,12 @@ def save(ctx, argv):
     return OK
 
 
+_BGSAVE_STARTED = Simple(b"Background saving started")
+_AOF_REWRITE_STARTED = Simple(b"Background append only file rewriting started")
+_REPLICAOF_ARGS = (oneof("args", block("host-port", string("host"), integer("port")),
+                         block("no-one", token("NO"), token("ONE"))),)
+
+
 @command("bgsave", -1, "admin noscript no_async_loading", group="server", since="1.0.0",
          summary="Asynchronously saves the database(s) to disk.", complexity="O(1)",
          args=(token("SCHEDULE", optional=True, since="3.2.2"),),
@@ -732,12 +738,6 @@ def bgsave(ctx, argv):
 def bgrewriteaof(ctx, argv):
     """BGREWRITEAOF"""
     return _AOF_REWRITE_STARTED
-
-
-_BGSAVE_STARTED = Simple(b"Background saving started")
-_AOF_REWRITE_STARTED = Simple(b"Background append only file rewriting started")
-_REPLICAOF_ARGS = (oneof("args", block("host-port", string("host"), integer("port")),
-                         block("no-one", token("NO"), token("ONE"))),)
 
 
 def _replicaof(ctx, argv):

@@ -221,7 +221,7 @@ class IdmpState:
                     if next_head_ms is None or ms < next_head_ms:
                         next_head_ms = ms
                     break
-                del p[order.popleft()]
+                p.pop_oldest()
                 removed += 1
             if not p:
                 del producers[pid]

@@ -721,11 +721,9 @@ class RequestReader:
             offset -= len(chunk)
         return -1
 
-    def _pending(self) -> bytes:
-        return b"".join(self._chunks)[self._consumed:]
-
-    def _pending_from(self, offset: int) -> bytes:
-        """The pending bytes from ``offset`` on, joining only the chunks that hold them."""
+    def _pending(self, offset: int = 0) -> bytes:
+        """The pending bytes (those after ``_consumed``) from ``offset`` on, joining only
+        the chunks that hold them."""
         skip = self._consumed + offset
         chunks = self._chunks
         i = 0
@@ -760,7 +758,7 @@ class RequestReader:
             # The request in progress, from where the last check left it: only the bytes
             # after its complete arguments are joined and read again.
             at, left = self._resume
-            pos, left = py._args(self._pending_from(at), 0, [], left)
+            pos, left = py._args(self._pending(at), 0, [], left)
             if left:
                 self._resume = (at + pos, left)
                 self._need = at + py.need if py.need else 0
