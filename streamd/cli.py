@@ -105,6 +105,7 @@ def setup_logging(config: Config) -> None:
 
 async def _serve(config: Config) -> int:
     from .server.gcpolicy import GcPolicy
+    from .server.heap import HeapPolicy
     from .server.server import Server
 
     log = logging.getLogger("streamd")
@@ -116,6 +117,9 @@ async def _serve(config: Config) -> int:
         return 1
     server.gc_policy = GcPolicy()
     server.gc_policy.start()
+    server.heap_policy = HeapPolicy.load()
+    if server.heap_policy is not None:
+        server.heap_policy.start()
     await server.serve_until_stopped()
     return 0
 

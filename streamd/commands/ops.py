@@ -650,9 +650,12 @@ def memory_malloc_stats(ctx, argv):
 def memory_purge(ctx, argv):
     """MEMORY PURGE
 
-    Redis asks jemalloc to return dirty pages; streamd has no such pages to give back,
-    but drops the encoded stream nodes it keeps for repeated reads."""
+    Redis asks jemalloc to return dirty pages. streamd drops the encoded stream nodes it
+    keeps for repeated reads, then has malloc give its free memory back (glibc only; see
+    ``server/heap.py``)."""
     drop_node_cache()
+    if ctx.server.heap_policy is not None:
+        ctx.server.heap_policy.trim()
     return OK
 
 

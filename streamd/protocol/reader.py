@@ -591,11 +591,12 @@ class RequestReader:
                     new = out[start:] if start else out
                     # Prove each element a bulk string, not one of the integers, nested
                     # arrays, nulls and errors hiredis also parses (its strict lengths
-                    # leave no other way to differ from Redis's parse): bytes.join takes
-                    # only bytes-like objects, and hiredis gives no other kind.
+                    # leave no other way to differ from Redis's parse).
                     if suspect and new:
                         # A '+x', '(1' or '=...' element, which hiredis also gives as bytes.
-                        args = b"".join(_chain(new))  # the type check, as below
+                        # bytes.join takes only bytes-like objects, and hiredis gives no
+                        # other kind: the type check too.
+                        args = b"".join(_chain(new))
                         buf = (data if len(chunks) == 1
                                else b"".join(chunks)[self._consumed:])
                         if len(buf) < 64 * len(new) * len(new[0]):
@@ -609,12 +610,14 @@ class RequestReader:
                         elif extra or not _canonical(new, buf):
                             # Long ones: checking each argument's offset costs less.
                             raise ValueError("not a request")
-                    elif len(new) == 1:
-                        for arg in new[0]:
-                            if type(arg) is not bytes:
-                                raise TypeError
-                    elif new:
-                        b"".join(_chain(new))
+                    else:
+                        # A plain loop: as fast as a bytes.join of the arguments (1.1 µs
+                        # for 16 XADDs), without a copy of the read's arguments to allocate
+                        # and free (9 KiB for 16 XADDs of 512 bytes).
+                        for one in new:
+                            for arg in one:
+                                if type(arg) is not bytes:
+                                    raise TypeError
                     # _settled(), inline: nearly every read ends here.
                     chunks.clear()
                     self._fed = self._consumed = self._need = 0

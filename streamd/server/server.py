@@ -166,6 +166,7 @@ class Server:
         self.run_id = os.urandom(20).hex()
         self.replid = os.urandom(20).hex()  # INFO master_replid; DEBUG CHANGE-REPL-ID
         self.gc_policy = None  # a GcPolicy in the server process (cli), ticked by the cron
+        self.heap_policy = None  # a HeapPolicy there too (glibc only), ticked likewise
         # (bytes read, bytes written, reads, writes) of the connections already closed
         self._closed_io = [0, 0, 0, 0]
         # INFO memory's used_memory_startup (the resident size at startup) and
@@ -891,6 +892,8 @@ class Server:
             self._sample_metrics()
             if self.gc_policy is not None:
                 self.gc_policy.tick()
+            if self.heap_policy is not None:
+                self.heap_policy.tick(self.keyspace.dirty, time.monotonic())
         except Exception:
             log.exception("cron failed")
         self._cron_handle = self.loop.call_later(1 / self.config["hz"], self.cron)
