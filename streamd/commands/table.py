@@ -411,7 +411,8 @@ def command(name: str, arity: int, flags: str = "", keys: tuple = (0, 0, 0), *,
     return register
 
 
-def help_command(container: str, group: str, since: str, lines) -> None:
+def help_command(container: str, group: str, since: str, lines,
+                 summary="Returns helpful text about the different subcommands.") -> None:
     """Register ``<container> HELP``, which every container command has: Redis's help text,
     one simple string per line, with the flags and docs all HELP subcommands share."""
     text = [line.encode() if isinstance(line, str) else line for line in lines]
@@ -422,8 +423,7 @@ def help_command(container: str, group: str, since: str, lines) -> None:
     handler.__doc__ = f"{container.upper()} HELP"
     handler.__name__ = handler.__qualname__ = f"{container.lower()}_help"
     command(f"{container.lower()}|help", 2, "loading stale", group=group, since=since,
-            summary="Returns helpful text about the different subcommands.",
-            complexity="O(1)")(handler)
+            summary=summary, complexity="O(1)")(handler)
 
 
 def batch_handler(name: str):

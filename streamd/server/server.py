@@ -30,7 +30,7 @@ from ..commands.transactions import exec_refused
 from ..config import Config
 from ..idmp import IdmpRegistry
 from ..protocol.encoder import encode, encode_each, quoted
-from ..protocol.reader import unauthenticated_refusal
+from ..protocol.reader import request_size, unauthenticated_refusal
 from ..protocol.replies import NULL_ARRAY, QUEUED as _QUEUED, ErrorReply, Raw, is_push
 from ..store.keyspace import Keyspace, now_ms
 from ..store.stream import Stream
@@ -38,6 +38,7 @@ from .acllog import AclLog
 from .busypoll import BusyPoll
 from .busyscript import ScriptRun
 from .client import Client
+from .hotkeys import HotKeys
 from .pubsub import PubSub
 from .latency import Latency
 from .slowlog import NEVER, SlowLog, threshold_us
@@ -167,6 +168,7 @@ class Server:
         self.replid = os.urandom(20).hex()  # INFO master_replid; DEBUG CHANGE-REPL-ID
         self.gc_policy = None  # a GcPolicy in the server process (cli), ticked by the cron
         self.heap_policy = None  # a HeapPolicy there too (glibc only), ticked likewise
+        self.hotkeys: HotKeys | None = None  # the HOTKEYS session, active or stopped
         # (bytes read, bytes written, reads, writes) of the connections already closed
         self._closed_io = [0, 0, 0, 0]
         # INFO memory's used_memory_startup (the resident size at startup) and
@@ -330,6 +332,9 @@ class Server:
             # client comes after it, as in Redis.
             encode(reply, client._out, client.resp)
             if client.special:
+                if self.hotkeys is not None and self.hotkeys.active:
+                    self._hotkeys_record(client, cmd, argv, usec,
+                                         len(client._out) - client.reply_mark)
                 self._after_special(client, cmd, argv, reply)
             if ks.ready:
                 self.handle_ready()
@@ -496,12 +501,38 @@ class Server:
             self.latency.record(cmd, usec)
             if usec >= self.watch_us:
                 self._watched(client, cmd, [sent_argv or argv], usec)
+            if self.hotkeys is not None and self.hotkeys.active:
+                self._hotkeys_record(client, cmd, sent_argv or argv, usec, None, reply)
         if show:  # EXEC's commands
             if self.monitors:
                 self._show(client, cmd, argv)
             if client.tracking is not None and "readonly" in cmd.flags:
                 self.tracking.remember(client, cmd, argv)
         return reply
+
+    # --- HOTKEYS ----------------------------------------------------------------------------
+    def start_hotkeys(self, cpu: bool, net: bool, count: int, duration_ms: int,
+                      sample_ratio: int) -> None:
+        """HOTKEYS START: a new session replaces the stopped one. Every client takes the
+        dispatcher's slow path while it is active, where each command is recorded."""
+        self.hotkeys = HotKeys(cpu, net, count, duration_ms, sample_ratio, now_ms())
+        self._clients_changed_mode()
+
+    def stop_hotkeys(self) -> None:
+        self.hotkeys.stop(now_ms())
+        self._clients_changed_mode()
+
+    def _hotkeys_record(self, client: Client, cmd, argv, usec: int, out_bytes, reply=None):
+        """A command a client ran (not one a script ran) for the HOTKEYS session: its keys,
+        its time, and its bytes, the request as sent plus the reply (``out_bytes``, or
+        ``reply`` encoded to count them)."""
+        keys = cmd.keys_of(argv)
+        if keys:
+            if out_bytes is None:
+                buf = bytearray()
+                encode(reply, buf, client.resp)
+                out_bytes = len(buf)
+            self.hotkeys.record(keys, usec, request_size(argv) + out_bytes)
 
     def script_call(self, client: Client, cmd, argv):
         """A command a script runs (redis.call), on the script's caller: counted and timed
@@ -894,6 +925,8 @@ class Server:
                 self.gc_policy.tick()
             if self.heap_policy is not None:
                 self.heap_policy.tick(self.keyspace.dirty, time.monotonic())
+            if self.hotkeys is not None and self.hotkeys.expired(now_ms()):
+                self.stop_hotkeys()  # its DURATION is over
         except Exception:
             log.exception("cron failed")
         self._cron_handle = self.loop.call_later(1 / self.config["hz"], self.cron)
