@@ -12,7 +12,7 @@ def load_commands() -> None:
     global _loaded
     if _loaded:
         return
-    from . import (acl, bitmaps, connection, debug, groups, hashes, hotkeys,  # noqa: F401
-                   idmp, keys, functions, ops, pubsub, scripting, server, streams,
+    from . import (acl, bitmaps, cluster, connection, debug, groups, hashes,  # noqa: F401
+                   hotkeys, idmp, keys, functions, ops, pubsub, scripting, server, streams,
                    strings, transactions)
     _loaded = True

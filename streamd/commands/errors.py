@@ -253,6 +253,11 @@ STREAM_XREAD_GT = (
 )
 
 
+# --- Cluster (commands/cluster.py) --------------------------------------------------------
+# Every CLUSTER subcommand, READONLY, READWRITE and ASKING with cluster-enabled no.
+CLUSTER_DISABLED = "ERR This instance has cluster support disabled"
+
+
 # --- CONFIG (commands/server.py) ----------------------------------------------------------
 CONFIG_SET_UNKNOWN = "ERR Unknown option or number of arguments for CONFIG SET - '{}'"
 # The reason comes from the parameter's parser (config.py) or the checks before it.
