@@ -91,6 +91,71 @@ def test_wait_with_a_timeout_parks_the_client(r, raw):
     assert c.read_reply() == b":0\r\n"
 
 
+# --- WAITAOF (7.2) ------------------------------------------------------------------------
+
+@pytest.mark.min_redis("7.2")
+@pytest.mark.parametrize("args", [("0", "0", "0"), ("0", "0", "100"), ("0", "1", "10")])
+def test_waitaof_without_aof_or_replicas_acknowledges_nothing(wire, args):
+    assert wire("WAITAOF", *args) == b"*2\r\n:0\r\n:0\r\n"
+    assert wire.resp3("WAITAOF", *args) == b"*2\r\n:0\r\n:0\r\n"
+
+
+@pytest.mark.min_redis("7.2")
+@pytest.mark.parametrize("args, error", [
+    (("1", "0", "0"),
+     "WAITAOF cannot be used when numlocal is set but appendonly is disabled."),
+    (("2", "0", "0"), "value is out of range, value must between 0 and 1"),
+    (("-1", "0", "0"), "value is out of range, value must between 0 and 1"),
+    (("x", "0", "0"), "value is not an integer or out of range"),
+    (("0", "-1", "0"), "value is out of range, must be positive"),
+    (("0", "x", "0"), "value is not an integer or out of range"),
+    (("0", "0", "-1"), "timeout is negative"),
+    (("0", "0", "x"), "timeout is not an integer or out of range"),
+    (("1", "0", "-1"), "timeout is negative"),  # every argument is read before the check
+    (("0", "0"), "wrong number of arguments for 'waitaof' command"),
+])
+def test_waitaof_errors(r, args, error):
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("WAITAOF", *args)
+    assert str(e.value) == error
+
+
+@pytest.mark.min_redis("7.2")
+def test_waitaof_blocks_until_its_timeout_or_client_unblock(r, raw):
+    c = raw()
+    cid = client_id(c)
+    send(c, "WAITAOF", "0", "1", "0")
+    wait_blocked(r)
+    assert r.execute_command("CLIENT", "UNBLOCK", cid) == 1
+    assert c.read_reply() == b"*2\r\n:0\r\n:0\r\n"
+    send(c, "WAITAOF", "0", "1", "200")
+    wait_blocked(r)
+    assert c.read_reply() == b"*2\r\n:0\r\n:0\r\n"
+
+
+@pytest.mark.streamd_only
+def test_waitaof_local_fsync_never_comes_with_appendonly_yes(r, raw):
+    # streamd accepts appendonly yes but writes no file: no fsync is ever acknowledged.
+    r.config_set("appendonly", "yes")
+    try:
+        c = raw()
+        send(c, "WAITAOF", "1", "0", "100")
+        wait_blocked(r)
+        assert c.read_reply() == b"*2\r\n:0\r\n:0\r\n"
+    finally:
+        r.config_set("appendonly", "no")
+
+
+@pytest.mark.min_redis("7.4")
+def test_waitaof_in_a_transaction_or_script_answers_at_once(r, raw):
+    c = raw()
+    for args, reply in ((("MULTI",), b"+OK\r\n"), (("WAITAOF", "0", "1", "0"), b"+QUEUED\r\n"),
+                        (("EXEC",), b"*1\r\n*2\r\n:0\r\n:0\r\n")):
+        send(c, *args)
+        assert c.read_reply(timeout=2) == reply
+    assert r.eval("return redis.call('WAITAOF', 0, 1, 0)", 0) == [0, 0]
+
+
 # --- SLOWLOG ------------------------------------------------------------------------------
 
 @pytest.fixture

@@ -24,6 +24,10 @@ SYNTAX = "ERR syntax error"
 NOT_INTEGER = "ERR value is not an integer or out of range"
 # getRangeLongFromObjectOrReply on a C int argument (e.g. SELECT's index)
 INT_RANGE = "ERR value is out of range, value must between -2147483648 and 2147483647"
+# getRangeLongFromObjectOrReply and getPositiveLongFromObjectOrReply without a message.
+RANGE_0_1 = "ERR value is out of range, value must between 0 and 1"
+NOT_POSITIVE = "ERR value is out of range, must be positive"
+WAITAOF_NO_AOF = "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled."
 NOT_FLOAT = "ERR value is not a valid float"
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NO_SUCH_KEY = "ERR no such key"

@@ -55,6 +55,36 @@ def wait(ctx, argv):
     return Block([], timeout, timeout_reply=acked)
 
 
+@command("waitaof", 4, "blocking", acl="connection",
+         tips="request_policy:all_shards response_policy:agg_min", group="generic",
+         group_acl=False, since="7.2.0",
+         summary="Blocks until all of the preceding write commands sent by the connection "
+                 "are written to the append-only file of the master and/or replicas.",
+         complexity="O(1)",
+         args=(integer("numlocal"), integer("numreplicas"), integer("timeout")))
+def waitaof(ctx, argv):
+    """WAITAOF numlocal numreplicas timeout
+
+    [local fsyncs, replica fsyncs] of the client's writes: [0, 0], as neither ever comes
+    (streamd writes no append-only file, even with appendonly yes, which is accepted but
+    changes nothing). Asked for none, or where it may not block (MULTI, scripts), the
+    answer comes at once; otherwise after the timeout (0: until CLIENT UNBLOCK), as WAIT.
+    Asking for a local fsync with appendonly no is Redis's error."""
+    numlocal = parse_int(argv[1])
+    if not 0 <= numlocal <= 1:
+        raise CommandError(E.RANGE_0_1)
+    numreplicas = parse_int(argv[2])
+    if numreplicas < 0:
+        raise CommandError(E.NOT_POSITIVE)
+    timeout = parse_timeout_ms(argv[3], ctx.now_ms)
+    if numlocal and not ctx.config["appendonly"]:
+        raise CommandError(E.WAITAOF_NO_AOF)
+    acked = [0, 0]
+    if (numlocal <= 0 and numreplicas <= 0) or not ctx.blocking_allowed:
+        return acked
+    return Block([], timeout, timeout_reply=acked)
+
+
 # --- SLOWLOG -----------------------------------------------------------------------------
 
 # Redis keeps at most this many arguments of a command line, the last kept one telling how
