@@ -6,12 +6,14 @@ import platform
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 import redis
 
 from streamd.server import heap
 from streamd.server.heap import HeapPolicy
+from tests.conftest import wait_for
 from tests.inprocess import InProcessServer
 
 pytestmark = pytest.mark.streamd_only
@@ -117,3 +119,20 @@ def test_memory_purge_trims_the_heap():
         assert r.memory_purge() is True
         r.close()
     assert _trims(libc) == 1
+
+
+def test_the_cron_trims_after_writes_stop(monkeypatch):
+    monkeypatch.setattr(heap, "DECAY", 0.3)
+    libc = _FakeLibc()
+    with InProcessServer() as srv:
+        srv.server.heap_policy = HeapPolicy(libc)
+        r = redis.Redis(port=srv.port)
+        r.xadd("s", {"f": "v"})
+        assert wait_for(lambda: _trims(libc) == 1, timeout=5)
+        r.xrange("s")  # a read is no write: nothing new to give back
+        r.xlen("s")
+        time.sleep(0.6)
+        assert _trims(libc) == 1
+        r.delete("s")
+        assert wait_for(lambda: _trims(libc) == 2, timeout=5)
+        r.close()
