@@ -219,3 +219,15 @@ def test_bytes_are_the_request_and_its_reply(hk):
     hk("MSET", "a", "1", "b", "2")  # 42 bytes in, 5 out: 23 and 24 (the odd byte to one)
     net = dict(zip(*[iter(_session(hk)[b"by-net-bytes"])] * 2))
     assert sorted((net[b"a"], net[b"b"])) == [23, 24]
+
+
+def test_get_is_an_array_of_one_map_in_resp3(hk):
+    hk("HOTKEYS", "START", "METRICS", "1", "CPU")
+    hk("SET", "k", "v")
+    reply = hk.resp3("HOTKEYS", "GET")
+    assert isinstance(reply, list) and len(reply) == 1
+    session = reply[0]
+    assert isinstance(session, dict)
+    assert session[b"tracking-active"] == 1
+    assert session[b"selected-slots"] == [[0, 16383]]
+    assert b"by-cpu-time-us" in session and b"by-net-bytes" not in session
