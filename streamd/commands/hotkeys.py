@@ -42,7 +42,7 @@ def hotkeys_start(ctx, argv):
     """HOTKEYS START METRICS count [CPU] [NET] [COUNT k] [DURATION seconds] [SAMPLE ratio]
     [SLOTS count slot [slot ...]]"""
     srv = ctx.server
-    if srv.hotkeys is not None and srv.hotkeys.active:
+    if srv.hotkeys_active():
         raise CommandError("ERR hotkey tracking session already in progress")
     if len(argv) < 4 or argv[2].upper() != b"METRICS":
         raise CommandError("ERR METRICS parameter is required")
@@ -93,7 +93,7 @@ def hotkeys_stop(ctx, argv):
 
     The results stay for HOTKEYS GET; a null reply when no session is active."""
     srv = ctx.server
-    if srv.hotkeys is None or not srv.hotkeys.active:
+    if not srv.hotkeys_active():
         return None
     srv.stop_hotkeys()
     return OK
@@ -119,7 +119,7 @@ def hotkeys_get(ctx, argv):
 def hotkeys_reset(ctx, argv):
     """HOTKEYS RESET"""
     srv = ctx.server
-    if srv.hotkeys is not None and srv.hotkeys.active:
+    if srv.hotkeys_active():
         raise CommandError("ERR hotkey tracking session in progress, stop tracking first")
     srv.hotkeys = None
     return OK

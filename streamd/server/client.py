@@ -168,7 +168,7 @@ class Client(asyncio.Protocol):
                         or self.tracking is not None
                         or self.reply_off or self.reply_skip or self.reply_skip_next
                         or bool(self.server.monitors) or self.server.busy_script is not None
-                        or (self.server.hotkeys is not None and self.server.hotkeys.active))
+                        or self.server.hotkeys_active())
 
     # --- CLIENT REPLY ---------------------------------------------------------------------
     def set_reply_mode(self, mode: bytes) -> None:

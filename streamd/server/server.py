@@ -332,7 +332,7 @@ class Server:
             # client comes after it, as in Redis.
             encode(reply, client._out, client.resp)
             if client.special:
-                if self.hotkeys is not None and self.hotkeys.active:
+                if self.hotkeys_active():
                     self._hotkeys_record(client, cmd, argv, usec,
                                          len(client._out) - client.reply_mark)
                 self._after_special(client, cmd, argv, reply)
@@ -501,7 +501,7 @@ class Server:
             self.latency.record(cmd, usec)
             if usec >= self.watch_us:
                 self._watched(client, cmd, [sent_argv or argv], usec)
-            if self.hotkeys is not None and self.hotkeys.active:
+            if self.hotkeys_active():
                 self._hotkeys_record(client, cmd, sent_argv or argv, usec, None, reply)
         if show:  # EXEC's commands
             if self.monitors:
@@ -517,6 +517,10 @@ class Server:
         dispatcher's slow path while it is active, where each command is recorded."""
         self.hotkeys = HotKeys(cpu, net, count, duration_ms, sample_ratio, now_ms())
         self._clients_changed_mode()
+
+    def hotkeys_active(self) -> bool:
+        """Whether a HOTKEYS session records commands now (started, not yet stopped)."""
+        return self.hotkeys is not None and self.hotkeys.active
 
     def stop_hotkeys(self) -> None:
         self.hotkeys.stop(now_ms())
