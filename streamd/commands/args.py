@@ -34,6 +34,17 @@ def parse_int(arg: bytes, error: str = E.NOT_INTEGER) -> int:
     raise CommandError(error)
 
 
+def parse_int_in(arg: bytes, low: int, high: int, error: str = E.NOT_INTEGER,
+                 range_error: str | None = None) -> int:
+    """Redis getRangeLongFromObjectOrReply: ``parse_int``, then ``low <= value <= high``;
+    ``range_error`` for a value out of range (by default the same ``error``, as Redis
+    answers when the caller gives its own message)."""
+    value = parse_int(arg, error)
+    if not low <= value <= high:
+        raise CommandError(range_error or error)
+    return value
+
+
 def parse_float(arg: bytes, error: str = E.NOT_FLOAT) -> float:
     """Redis string2ld/strtold: no spaces, no NaN; 'inf' and '-inf' accepted."""
     text = arg.decode("ascii", "replace")

@@ -19,7 +19,7 @@ from ..store import hashes as H
 from ..store.keyspace import EV_GENERIC, EV_HASH, EV_NEW
 from . import errors as E
 from . import keyutil as K
-from .args import LLONG_MAX, LLONG_MIN, Args, parse_int
+from .args import LLONG_MAX, LLONG_MIN, Args, parse_int, parse_int_in
 from .errors import CommandError
 from .keys import parse_scan_options
 from .strings import LongDoubleInf, incr_by_float, parse_long_double
@@ -668,9 +668,7 @@ def _hsetex_options(argv, now: int):
         if word == b"FIELDS":
             if i >= len(argv) - 3:
                 raise CommandError(E.wrong_arity("hsetex"))
-            count = parse_int(argv[i + 1], E.HSETEX_NUMFIELDS)
-            if not 1 <= count <= 2**31 - 1:
-                raise CommandError(E.HSETEX_NUMFIELDS)
+            count = parse_int_in(argv[i + 1], 1, 2**31 - 1, E.HSETEX_NUMFIELDS)
             rest = len(argv) - i - 2
             if rest % 2 or count != rest // 2:
                 raise CommandError(E.wrong_arity("hsetex"))

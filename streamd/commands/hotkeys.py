@@ -7,21 +7,12 @@ is refused and the session covers every slot.
 from __future__ import annotations
 
 from ..protocol.replies import OK, Map
-from .args import parse_int
+from .args import parse_int_in
 from .errors import CommandError
 from .table import block, command, help_command, integer, token
 
 METRICS_MAX = 2  # CPU and NET
 _INT_MAX = 2**31 - 1
-
-
-def _ranged(arg: bytes, low: int, high: int, error: str) -> int:
-    """Redis's getRangeLongFromObjectOrReply with a message: the same error for a value
-    that is no integer and for one out of range."""
-    value = parse_int(arg, error)
-    if not low <= value <= high:
-        raise CommandError(error)
-    return value
 
 
 command("hotkeys", -2, "slow", group="server", since="8.6.0",
@@ -46,7 +37,7 @@ def hotkeys_start(ctx, argv):
         raise CommandError("ERR hotkey tracking session already in progress")
     if len(argv) < 4 or argv[2].upper() != b"METRICS":
         raise CommandError("ERR METRICS parameter is required")
-    wanted = _ranged(argv[3], 1, METRICS_MAX,
+    wanted = parse_int_in(argv[3], 1, METRICS_MAX,
                      f"ERR METRICS count must be > 0 and <= {METRICS_MAX}")
     # The count says how many words follow as metrics; a word that names none still counts.
     cpu = net = False
@@ -71,12 +62,12 @@ def hotkeys_start(ctx, argv):
         word = argv[j].upper()
         more = j + 1 < len(argv)
         if more and word == b"COUNT":
-            count = _ranged(argv[j + 1], 1, 64, "ERR COUNT must be between 1 and 64")
+            count = parse_int_in(argv[j + 1], 1, 64, "ERR COUNT must be between 1 and 64")
         elif more and word == b"DURATION":
-            duration = 1000 * _ranged(argv[j + 1], 1, 1_000_000,
+            duration = 1000 * parse_int_in(argv[j + 1], 1, 1_000_000,
                                       "ERR DURATION must be between 1 and 1000000")
         elif more and word == b"SAMPLE":
-            ratio = _ranged(argv[j + 1], 1, _INT_MAX, "ERR SAMPLE ratio must be positive")
+            ratio = parse_int_in(argv[j + 1], 1, _INT_MAX, "ERR SAMPLE ratio must be positive")
         elif more and word == b"SLOTS":
             raise CommandError("ERR SLOTS parameter cannot be used in non-cluster mode")
         else:

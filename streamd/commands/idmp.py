@@ -12,7 +12,7 @@ from ..protocol.replies import OK, Map, Simple
 from ..store.stream import Stream
 from ..store.streamid import parse_id
 from . import errors as E
-from .args import parse_int
+from .args import parse_int_in
 from .errors import CommandError
 from .streams import new_idmp_state  # configs copied at stream creation, one definition
 from .table import command, integer, key, oneof, string, token
@@ -53,15 +53,13 @@ def _parse_cfg(argv: list[bytes], pos: int, dur_tok: bytes, max_tok: bytes):
         if word == dur_tok and pos + 1 < argc:
             if duration is not None:
                 raise CommandError(E.IDMP_CFG_REPEATED.format(dur_tok.decode()))
-            duration = parse_int(argv[pos + 1])
-            if not DURATION_RANGE[0] <= duration <= DURATION_RANGE[1]:
-                raise CommandError(E.IDMP_CFG_DURATION_RANGE.format(dur_tok.decode()))
+            duration = parse_int_in(argv[pos + 1], *DURATION_RANGE, range_error=(
+                E.IDMP_CFG_DURATION_RANGE.format(dur_tok.decode())))
         elif word == max_tok and pos + 1 < argc:
             if maxsize is not None:
                 raise CommandError(E.IDMP_CFG_REPEATED.format(max_tok.decode()))
-            maxsize = parse_int(argv[pos + 1])
-            if not MAXSIZE_RANGE[0] <= maxsize <= MAXSIZE_RANGE[1]:
-                raise CommandError(E.IDMP_CFG_MAXSIZE_RANGE.format(max_tok.decode()))
+            maxsize = parse_int_in(argv[pos + 1], *MAXSIZE_RANGE, range_error=(
+                E.IDMP_CFG_MAXSIZE_RANGE.format(max_tok.decode())))
         else:
             raise CommandError(E.SYNTAX)
         pos += 2

@@ -14,7 +14,7 @@ from ..protocol.replies import OK, Simple
 from ..store.keyspace import EV_GENERIC
 from . import errors as E
 from . import keyutil as K
-from .args import LLONG_MAX, Args, parse_int
+from .args import LLONG_MAX, Args, parse_int, parse_int_in
 from .errors import CommandError
 from .table import Arg, command, help_command, integer, key, oneof, pattern, string, token
 
@@ -41,10 +41,7 @@ INT_RANGE = f"ERR value is out of range, value must between {INT_MIN} and {INT_M
 
 def _db_index(arg: bytes, error: str | None = None) -> int:
     """Redis getIntFromObjectOrReply: an int64 that also fits a C int."""
-    index = parse_int(arg, error or E.NOT_INTEGER)
-    if not INT_MIN <= index <= INT_MAX:
-        raise CommandError(error or INT_RANGE)
-    return index
+    return parse_int_in(arg, INT_MIN, INT_MAX, error or E.NOT_INTEGER, error or INT_RANGE)
 
 
 def _select(ctx, arg: bytes):

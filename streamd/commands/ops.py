@@ -14,7 +14,7 @@ from itertools import islice
 from ..protocol.encoder import drop_node_cache
 from ..protocol.replies import OK, Map, Verbatim
 from . import errors as E
-from .args import parse_int, parse_timeout_ms
+from .args import parse_int, parse_int_in, parse_timeout_ms
 from .blocking import Block
 from .connection import client_memory
 from .errors import CommandError
@@ -70,9 +70,7 @@ def waitaof(ctx, argv):
     changes nothing). Asked for none, or where it may not block (MULTI, scripts), the
     answer comes at once; otherwise after the timeout (0: until CLIENT UNBLOCK), as WAIT.
     Asking for a local fsync with appendonly no is Redis's error."""
-    numlocal = parse_int(argv[1])
-    if not 0 <= numlocal <= 1:
-        raise CommandError(E.RANGE_0_1)
+    numlocal = parse_int_in(argv[1], 0, 1, range_error=E.RANGE_0_1)
     numreplicas = parse_int(argv[2])
     if numreplicas < 0:
         raise CommandError(E.NOT_POSITIVE)
