@@ -60,6 +60,13 @@ def watch_broken(make_client, key: str, write) -> bool:
     return False
 
 
+def error_text(fn, *args) -> str:
+    """The text of the error reply ``fn(*args)`` must raise (without redis-py's prefix)."""
+    with pytest.raises(redis.ResponseError) as info:
+        fn(*args)
+    return str(info.value)
+
+
 def wait_for(predicate, timeout: float = 3.0) -> bool:
     """Poll ``predicate`` until it holds or ``timeout`` seconds pass; its last answer (for
     what only the server's timers bring about: expiry, a client parking)."""

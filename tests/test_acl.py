@@ -8,9 +8,8 @@ import hashlib
 import re
 
 import pytest
-import redis
 
-from tests.conftest import encode_request
+from tests.conftest import encode_request, error_text as _error
 
 # ACL CAT, in Redis's order.
 CATEGORIES = [b"keyspace", b"read", b"write", b"set", b"sortedset", b"list", b"hash",
@@ -64,12 +63,6 @@ def _flags(target, nopass: bool) -> list[bytes]:
     # Redis 7.2 gave every new user, the default one included, sanitize-payload.
     return ([b"on"] + [b"nopass"] * nopass
             + [b"sanitize-payload"] * (target.version >= (7, 2)))
-
-
-def _error(call, *args) -> str:
-    with pytest.raises(redis.ResponseError) as err:
-        call(*args)
-    return str(err.value)
 
 
 @pytest.fixture

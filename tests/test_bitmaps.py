@@ -5,24 +5,16 @@ and the command table, as recorded from Redis 7.0.15."""
 from __future__ import annotations
 
 import pytest
-import redis
 
-from tests.conftest import dirty, dirty_changes, watch_broken
+from tests.conftest import dirty, dirty_changes, watch_broken, error_text as err
 from tests.test_server_commands import _key_spec
 
-RE = redis.ResponseError
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 BIT_OFFSET = "bit offset is not an integer or out of range"
 BIT_VALUE = "bit is not an integer or out of range"
 NOT_INT = "value is not an integer or out of range"
 BAD_TYPE = ("Invalid bitfield type. Use something like i16 u8. Note that u64 is not "
             "supported but i64 is.")
-
-
-def err(call, *args) -> str:
-    with pytest.raises(RE) as info:
-        call(*args)
-    return str(info.value)
 
 
 @pytest.fixture

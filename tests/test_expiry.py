@@ -7,18 +7,10 @@ import re
 import time
 
 import pytest
-import redis
 
-from tests.conftest import dirty, encode_request, wait_for
+from tests.conftest import dirty, encode_request, wait_for, error_text as err
 
-RE = redis.ResponseError
 LLONG_MAX = 2**63 - 1
-
-
-def err(fn, *args):
-    with pytest.raises(RE) as info:
-        fn(*args)
-    return str(info.value)
 
 
 def cmd(r, *args):
@@ -288,7 +280,6 @@ def test_active_expiry_in_another_db(r):
         assert wait_for(lambda: "db3" not in r.info("keyspace"), timeout=2.0)
     finally:
         r.execute_command("SELECT", 0)
-
 
 
 def test_expiry_is_not_a_change_for_the_dirty_counter(r):

@@ -12,15 +12,9 @@ import time
 import pytest
 import redis
 
-from tests.conftest import dirty
+from tests.conftest import dirty, error_text as err
 
 NOGROUP_READ = "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option"
-
-
-def err(call, *args) -> str:
-    with pytest.raises(redis.ResponseError) as ei:
-        call(*args)
-    return str(ei.value)
 
 
 def fill(r, key="s", n=3):

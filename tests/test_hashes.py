@@ -3,18 +3,10 @@
 from __future__ import annotations
 
 import pytest
-import redis
 
-from tests.conftest import dirty_changes, watch_broken
+from tests.conftest import dirty_changes, watch_broken, error_text as err
 
-RE = redis.ResponseError
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
-
-
-def err(fn, *args):
-    with pytest.raises(RE) as info:
-        fn(*args)
-    return str(info.value)
 
 
 def cmd(r, *args):
@@ -118,7 +110,6 @@ def test_hincrby(r):
     assert err(r.hincrby, "h", "big", 1) == "increment or decrement would overflow"
     r.hset("h", "f", "1.5")
     assert err(r.hincrby, "h", "f", 1) == "hash value is not an integer"
-
 
 
 @pytest.mark.parametrize("start, incr, expected", [

@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from tests.conftest import wait_for
+from tests.conftest import wait_for, error_text as _err
 
 pytestmark = pytest.mark.min_redis("8.6")
 
@@ -34,12 +34,6 @@ def _session(call) -> dict:
 
 def _ranking(flat: list) -> list:
     return flat[::2]
-
-
-def _err(call, *args) -> str:
-    with pytest.raises(redis.ResponseError) as e:
-        call(*args)
-    return str(e.value)
 
 
 def test_no_session_gets_null(hk):

@@ -7,9 +7,7 @@ import time
 import pytest
 import redis
 
-from tests.conftest import dirty, dirty_changes, encode_request, watch_broken
-
-RE = redis.ResponseError
+from tests.conftest import dirty, dirty_changes, encode_request, watch_broken, error_text as err
 
 
 @pytest.fixture
@@ -22,11 +20,6 @@ def streams(r):
             pytest.skip("stream commands not available on this target")
     return r
 
-
-def err(fn, *args):
-    with pytest.raises(RE) as info:
-        fn(*args)
-    return str(info.value)
 
 
 # --- existence and deletion --------------------------------------------------------------
