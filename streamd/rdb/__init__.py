@@ -1,0 +1,1 @@
+"""Redis's RDB object encoding, as DUMP and RESTORE use it."""
