@@ -343,6 +343,8 @@ _p("save", "", _save)
 _p("stop-writes-on-bgsave-error", _YES, _yesno)
 _p("rdbcompression", _YES, _yesno)
 _p("rdbchecksum", _YES, _yesno, mutable=False)
+# RESTORE checks every payload in full whatever this says (Redis's "yes" level).
+_p("sanitize-dump-payload", "no", _enum("no", "yes", "clients"))
 _p("dir", ".", _directory, protected=True)
 _p("dbfilename", "dump.rdb", _string, protected=True)
 _p("appendfilename", "appendonly.aof", _string, mutable=False)

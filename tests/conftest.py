@@ -19,6 +19,8 @@ import redis
 _RESTORED_CONFIGS = (
     "stream-node-max-entries", "stream-node-max-bytes",
     "stream-idmp-duration", "stream-idmp-maxsize",
+    "rdbcompression", "hash-max-listpack-entries", "hash-max-listpack-value",
+    "sanitize-dump-payload",
 )
 
 

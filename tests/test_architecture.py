@@ -6,6 +6,8 @@
   neither sibling comes to depend on the other through them. config reads the keyspace
   event letters from store, so store never imports config. The Lua bridge (scripting)
   knows only protocol's reply values; commands drive it, nothing below imports it.
+  The RDB codec (rdb) turns store values into Redis's serialized form and back: it knows
+  the store, and only commands use it.
 - every command-table row is complete, and every handler's docstring opens with its
   syntax line, so COMMAND DOCS and the code say the same thing.
 """
@@ -22,17 +24,18 @@ from streamd.commands import TABLE, load_commands
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "streamd"
 
 FORBIDDEN = {
-    "protocol": {"commands", "server", "store", "idmp", "spark", "cli", "scripting"},
-    "store": {"commands", "server", "protocol", "spark", "cli", "config", "scripting"},
-    "idmp": {"commands", "server", "protocol", "spark", "cli", "scripting"},
+    "protocol": {"commands", "server", "store", "idmp", "spark", "cli", "scripting", "rdb"},
+    "store": {"commands", "server", "protocol", "spark", "cli", "config", "scripting", "rdb"},
+    "idmp": {"commands", "server", "protocol", "spark", "cli", "scripting", "rdb"},
+    "rdb": {"commands", "server", "protocol", "spark", "cli", "config", "scripting"},
     "commands": {"server", "spark", "cli"},
     "server": {"spark", "cli", "scripting"},
-    "spark": {"server", "commands", "store", "idmp", "cli", "scripting"},
+    "spark": {"server", "commands", "store", "idmp", "cli", "scripting", "rdb"},
     "config": {"idmp", "commands", "server", "spark", "cli", "scripting"},
     "dueheap": {"protocol", "store", "idmp", "commands", "server", "spark", "cli", "config",
-                "scripting"},
+                "scripting", "rdb"},
     # The Lua bridge knows replies (protocol) only: commands hand it what it runs.
-    "scripting": {"commands", "server", "store", "idmp", "spark", "cli", "config"},
+    "scripting": {"commands", "server", "store", "idmp", "spark", "cli", "config", "rdb"},
     # Entry points for other programs: embed starts a server, the pytest plugin uses embed.
     "embed": {"spark", "cli", "pytest_plugin"},
     "pytest_plugin": {"server", "commands", "store", "idmp", "protocol", "spark", "cli",
@@ -40,7 +43,7 @@ FORBIDDEN = {
 }
 # Nothing inside streamd depends on its entry points for other programs.
 for _inner in ("protocol", "store", "idmp", "commands", "server", "spark", "config", "dueheap",
-               "scripting", "cli"):
+               "scripting", "cli", "rdb"):
     FORBIDDEN.setdefault(_inner, set()).update({"embed", "pytest_plugin"})
 
 

@@ -207,7 +207,8 @@ _OBJECT = re.compile(rb"Value at:0x[0-9a-f]+ refcount:(\d+) encoding:(\S+) "
     (("SET", "k", "hello"), "k", 6), (("SET", "k", "12345"), "k", 3),
     (("SET", "k", "5"), "k", 2), (("SET", "k", ""), "k", 1),
     (("SET", "k", "70000"), "k", 5), (("SET", "k", "12345678901"), "k", 12),
-    (("HSET", "k", "f", "v"), "k", 14), (("XADD", "k", "1-1", "a", "b"), "k", None)])
+    (("HSET", "k", "f", "v"), "k", 14), (("SET", "k", "a" * 100), "k", 13),
+    (("XADD", "k", "1-1", "a", "b"), "k", None)])
 def test_debug_object(d, setup, key, length):
     d.execute_command(*setup)
     line = d.execute_command("DEBUG", "OBJECT", key)

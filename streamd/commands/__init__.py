@@ -12,7 +12,7 @@ def load_commands() -> None:
     global _loaded
     if _loaded:
         return
-    from . import (acl, bitmaps, cluster, connection, debug, groups, hashes,  # noqa: F401
-                   hotkeys, idmp, keys, functions, ops, pubsub, scripting, server, streams,
-                   strings, transactions)
+    from . import (acl, bitmaps, cluster, connection, debug, dump, groups,  # noqa: F401
+                   hashes, hotkeys, idmp, keys, functions, ops, pubsub, scripting, server,
+                   streams, strings, transactions)
     _loaded = True

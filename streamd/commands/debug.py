@@ -10,7 +10,7 @@ import re
 import time
 
 from ..protocol.replies import OK, Simple
-from ..store.stream import listpack_str_size
+from ..rdb import objects as rdb
 from ..store.streamid import MAX_ID
 from . import errors as E
 from . import keyutil as K
@@ -172,43 +172,10 @@ def _sleep_seconds(text: bytes) -> float:
 
 # --- DEBUG OBJECT's serializedlength: the value's size in an RDB file ----------------------
 
-def _rdb_len(n: int) -> int:
-    """Bytes of an RDB length prefix."""
-    return 1 if n < 64 else 2 if n < 16384 else 5 if n <= 0xFFFFFFFF else 9
-
-
-def _rdb_int_size(value: bytes) -> int:
-    """Bytes of a string saved as an RDB integer (8, 16 or 32 bits), 0 if it is not one."""
-    if len(value) > 11 or K.string_encoding(value) != "int":
-        return 0
-    n = int(value)
-    for size, bits in ((2, 8), (3, 16), (5, 32)):
-        if -2**(bits - 1) <= n < 2**(bits - 1):
-            return size
-    return 0
-
-
-def _rdb_string(value: bytes) -> int:
-    """An RDB string's bytes, uncompressed (Redis LZF-compresses strings over 20 bytes
-    when that makes them shorter; streamd does not model LZF)."""
-    return _rdb_int_size(value) or _rdb_len(len(value)) + len(value)
-
-
 def _serialized_length(value, config) -> int:
-    if isinstance(value, K.STRING):
-        return _rdb_string(bytes(value))
-    if isinstance(value, dict):
-        if K.encoding(value, config) == "hashtable":
-            return _rdb_len(len(value)) + sum(_rdb_string(f) + _rdb_string(v)
-                                              for f, v in value.items())
-        blob = 7 + sum(listpack_str_size(f) + listpack_str_size(v) for f, v in value.items())
-        return _rdb_len(blob) + blob
-    # A stream's RDB form: each listpack node under its 16-byte ID key, then the stream's
-    # metadata (length, IDs, counters) and its groups. The nodes are counted from the
-    # modelled listpacks (Redis LZF-compresses them); the rest is a rough allowance, so
-    # this figure is an estimate, not Redis's.
-    nodes = sum(17 + _rdb_len(n) + n for n in value.listpack_bytes())
-    return nodes + 20 + 30 * len(value.groups)
+    """Redis's rdbSavedObjectLen: the bytes of the value's RDB form (DUMP's payload without
+    its type byte and footer), compressed as ``rdbcompression`` says."""
+    return len(rdb.dump(value, compress=config["rdbcompression"])) - 11
 
 
 # --- DEBUG DIGEST / DIGEST-VALUE: Redis's SHA1-based dataset signature -------------------
@@ -295,6 +262,9 @@ def debug(ctx, argv):
                       f"lru:{clock} lru_seconds_idle:0")
     if sub == b"set-active-expire" and argc == 3:
         ctx.keyspace.active_expire_enabled = _atoi(argv[2]) != 0
+        return OK
+    if sub == b"set-skip-checksum-validation" and argc == 3:
+        ctx.keyspace.skip_checksum_validation = _atoi(argv[2]) != 0
         return OK
     if sub == b"change-repl-id" and argc == 2:
         ctx.server.replid = os.urandom(20).hex()

@@ -8,6 +8,7 @@ IDMP/IDMPAUTO options are parsed by the stream family and call ``IdmpState.looku
 from __future__ import annotations
 
 from ..idmp import IdmpConflict, IdmpState
+from ..idmp.state import DURATION_RANGE, MAXSIZE_RANGE
 from ..protocol.replies import OK, Map, Simple
 from ..store.stream import Stream
 from ..store.streamid import parse_id
@@ -16,9 +17,6 @@ from .args import parse_int_in
 from .errors import CommandError
 from .streams import new_idmp_state  # configs copied at stream creation, one definition
 from .table import command, integer, key, oneof, string, token
-
-DURATION_RANGE = (1, 86400)  # seconds; same bounds as the config stream-idmp-duration
-MAXSIZE_RANGE = (1, 10000)  # records per producer; same as stream-idmp-maxsize
 
 
 # --- shared helpers ------------------------------------------------------------------------

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from collections import deque
 
+DURATION_RANGE = (1, 86400)  # seconds a record may be kept for (config stream-idmp-duration)
+MAXSIZE_RANGE = (1, 10000)  # records a producer may keep (config stream-idmp-maxsize)
+
 
 class IdmpConflict(Exception):
     """``restore`` of a (pid, iid) pair already mapped to a different stream id."""

@@ -420,6 +420,8 @@ class Keyspace:
         self.expiry_paused = False
         # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off; lazy expiry still runs.
         self.active_expire_enabled = True
+        # DEBUG SET-SKIP-CHECKSUM-VALIDATION: RESTORE then takes payloads without a valid CRC.
+        self.skip_checksum_validation = False
         # Keyspace events: the classes announced (0 unless a channel kind is on too), the
         # channel kinds (1: __keyspace@<db>__:<key>, 2: __keyevent@<db>__:<event>) and the
         # server's hook ``fn(event, key, db index, channel kinds)``.

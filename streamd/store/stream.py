@@ -105,10 +105,6 @@ def _str_size(b: bytes) -> int:
     return enc + _backlen(enc)
 
 
-# For the other listpack models (DEBUG OBJECT's sizes of listpack-encoded hashes).
-listpack_str_size = _str_size
-
-
 # --- runs: the compact form of a read --------------------------------------------------------
 #
 # A read returns runs of consecutive entries (in reply order) that share their field names:
@@ -945,6 +941,57 @@ class Stream:
         if samples and len(groups) > samples:
             part = part * len(groups) // samples
         return size + part
+
+    # --- node-level export and import (DUMP / RESTORE) -------------------------------------
+    def export_nodes(self):
+        """Each node as Redis's listpack holds it: ``(master_id, master_names, live,
+        deleted, slots)``, slots being ``(sid, names, values, is_live)`` in order, tombstones
+        included (their data stays in a listpack until the node goes)."""
+        for node in self._nodes:
+            master = node.master
+            slots = []
+            for j in range(len(node.ms)):
+                fields = node.fields(j)
+                names = fields[0::2]
+                slots.append((node.id_at(j), master if tuple(names) == master else names,
+                              fields[1::2], node.is_live(j)))
+            yield (node.ms0 << 64) | node.seq0, master, node.live, node.ndead, slots
+
+    def import_node(self, master_id: int, master: tuple, slots: list, lp_bytes: int) -> None:
+        """Append a node rebuilt from a saved listpack (see ``export_nodes``); its slots must
+        follow every slot already here, in ascending ID order. ``lp_bytes`` is the saved
+        listpack's size, which the node-size limits keep counting from. Raises ValueError
+        for a node that breaks those rules; counters are the caller's (``set_counters``)."""
+        if not slots or not any(live for _, _, _, live in slots):
+            raise ValueError("a node without live entries")
+        prev = self._nodes[-1].last if self._nodes else -1
+        node = _Node(tuple(master))
+        for sid, names, values, live in slots:
+            if sid <= prev:
+                raise ValueError("entry IDs out of order")
+            prev = sid
+            names = tuple(names)
+            node.append(sid, node.master if names == node.master else names, list(values), 0)
+            if not live:
+                node.kill(len(node.ms) - 1)
+        node.ms0, node.seq0 = master_id >> 64, master_id & U64
+        node.body = lp_bytes - _int_size(node.live) - _int_size(node.ndead)
+        if self._nodes:
+            self._nodes[-1].seal()
+        self._nodes.append(node)
+        self._fms.append(node.ms[0])
+        self._fseq.append(node.seq[0])
+        self.length += node.live
+
+    def set_counters(self, *, last_id: int, first_id: int | None, max_deleted_id: int,
+                     entries_added: int) -> None:
+        """The saved counters of a stream whose nodes ``import_node`` rebuilt; ``first_id``
+        None derives it from the first live entry (formats that did not save it)."""
+        self.last_id = last_id
+        self.first_id = (self._first_live_id() if self.length else 0) if first_id is None \
+            else first_id
+        self.max_deleted_id = max_deleted_id
+        self.entries_added = entries_added
 
     def listpack_bytes(self) -> list[int]:
         """Each node's modelled listpack size in bytes, head first (DEBUG OBJECT)."""
