@@ -9,6 +9,7 @@ import re
 import pytest
 import redis
 
+from streamd.rdb.crc64 import crc64
 from tests.conftest import dirty, encode_request, watch_broken
 from tests.test_connection import _monitoring
 from tests.test_ops_commands import help_reply
@@ -191,6 +192,118 @@ def test_load_options_and_collisions(wire):
     assert wire("FCALL", "H", "0") == b":4\r\n"
     # Library names are exact.
     assert wire("FUNCTION", "LOAD", lib("LIB1", ("k", "return 5"))) == b"$4\r\nLIB1\r\n"
+
+
+# --- FUNCTION DUMP / RESTORE ---------------------------------------------------------------
+
+def _payload(*codes: str, version: int = 10) -> bytes:
+    """A FUNCTION DUMP payload of ``codes``, uncompressed, as Redis 7.0 would seal it."""
+    body = b""
+    for code in codes:
+        raw = code.encode()
+        assert len(raw) < 16384
+        body += b"\xf5" + (bytes((len(raw),)) if len(raw) < 64
+                            else bytes((0x40 | len(raw) >> 8, len(raw) & 0xFF))) + raw
+    body += version.to_bytes(2, "little")
+    return body + crc64(body).to_bytes(8, "little")
+
+
+def test_dump_of_one_library_is_redis_7_0s_but_for_the_footer(r):
+    # Recorded from Redis 7.0.15 (rdbcompression yes): the code is LZF-compressed.
+    r.config_set("rdbcompression", "yes")
+    r.function_load("#!lua name=mylib\nredis.register_function('myfunc', "
+                    "function(keys, args) return args[1] end)")
+    dumped = r.function_dump()
+    assert dumped[:-10] == bytes.fromhex(
+        "f5c34056405b1f23216c7561206e616d653d6d796c69620a72656469732e72656769737465725f"
+        "0b66756e6374696f6e28276d79400b02272c2040066012116b6579732c20617267732920726574"
+        "75726e600c075b315d20656e6429")
+    assert dumped[-8:] == crc64(dumped[:-8]).to_bytes(8, "little")
+    r.function_flush()
+    assert r.function_dump()[:-10] == b""
+
+
+def test_dump_and_restore_round_trip(r):
+    r.function_load(lib("one", ("f1", "return 1"), ("f2", "return 2")))
+    r.function_load(lib("two", ("g", "return 3")))
+    payload = r.function_dump()
+    listing = sorted(map(str, r.function_list(withcode=True)))
+    r.function_flush()
+    assert r.function_restore(payload)
+    assert sorted(map(str, r.function_list(withcode=True))) == listing
+    assert r.fcall("g", 0) == 3
+
+
+def test_restore_policies(wire):
+    one = lib("one", ("f1", "return 1"))
+    assert wire("FUNCTION", "LOAD", one) == b"$3\r\none\r\n"
+    same = _payload(lib("one", ("f1", "return 11")))
+    assert wire("FUNCTION", "RESTORE", same) == err(b"ERR Library one already exists")
+    assert wire("FUNCTION", "RESTORE", same, "append") == err(
+        b"ERR Library one already exists")
+    assert wire("FUNCTION", "RESTORE", same, "REPLACE") == b"+OK\r\n"
+    assert wire("FCALL", "f1", "0") == b":11\r\n"
+    # Another library's function of the same name collides, REPLACE or not.
+    other = _payload(lib("other", ("f1", "return 2")))
+    for policy in ("APPEND", "REPLACE"):
+        assert wire("FUNCTION", "RESTORE", other, policy) == err(
+            b"ERR Function f1 already exists")
+    assert wire("FUNCTION", "RESTORE", other, "FLUSH") == b"+OK\r\n"
+    assert wire("FCALL", "f1", "0") == b":2\r\n"
+    assert wire("FUNCTION", "DELETE", "one") == err(b"ERR Library not found")
+    # An empty payload adds nothing; FLUSH with it removes everything.
+    assert wire("FUNCTION", "RESTORE", _payload()) == b"+OK\r\n"
+    assert wire("FCALL", "f1", "0") == b":2\r\n"
+    assert wire("FUNCTION", "RESTORE", _payload(), "FLUSH") == b"+OK\r\n"
+    assert wire("FCALL", "f1", "0") == err(b"ERR Function not found")
+
+
+def test_restore_failures_leave_the_libraries_alone(wire):
+    assert wire("FUNCTION", "LOAD", lib("keep", ("k", "return 7"))) == b"$4\r\nkeep\r\n"
+    dup = lib("dup", ("f3", "return 2"))
+    cases = [
+        (("BOGUS",), b"ERR Wrong restore policy given, value should be either FLUSH, "
+                     b"APPEND or REPLACE."),
+        (("FLUSH", "x"), b"ERR unknown subcommand or wrong number of arguments for "
+                         b"'RESTORE'. Try FUNCTION HELP."),
+    ]
+    for extra, text in cases:
+        assert wire("FUNCTION", "RESTORE", _payload(dup), *extra) == err(text)
+    bad = [
+        (b"garbage", b"ERR DUMP payload version or checksum are wrong"),
+        (_payload(dup)[:-1] + b"\x00", b"ERR DUMP payload version or checksum are wrong"),
+        (_payload(dup, version=0xFFFF), b"ERR DUMP payload version or checksum are wrong"),
+        (_reseal(b"\x00\x05hello"), b"ERR given type is not a function"),
+        (_reseal(b"\xf5\x05hello"), b"ERR Missing library metadata"),
+        (_reseal(b"\xf5\x40"), b"ERR Failed loading library payload"),
+        (_payload(dup, dup), b"ERR Library 'dup' already exists"),
+        (_payload(dup, "#!lua name=d2\nredis.register_function('F3', function() end)"),
+         b"ERR Function F3 already exists"),
+        (_payload("#!lua name=bad\nreturn 1"), b"ERR No functions registered"),
+        (_payload("#!lua name=bad\nsyntax error here"),
+         b"ERR Error compiling function: user_function:2: '=' expected near 'error'"),
+    ]
+    for payload, text in bad:
+        for policy in ((), ("FLUSH",)):
+            assert wire("FUNCTION", "RESTORE", payload, *policy) == err(text), payload
+    assert wire("FCALL", "k", "0") == b":7\r\n"
+    assert wire("FUNCTION", "DUMP", "x") == err(
+        b"ERR wrong number of arguments for 'function|dump' command")
+    assert wire("FUNCTION", "RESTORE") == err(
+        b"ERR wrong number of arguments for 'function|restore' command")
+
+
+def _reseal(body: bytes) -> bytes:
+    body += (10).to_bytes(2, "little")
+    return body + crc64(body).to_bytes(8, "little")
+
+
+def test_restore_counts_as_a_change(r):
+    r.function_load(lib("one", ("f1", "return 1")))
+    payload = r.function_dump()
+    before = dirty(r)
+    r.function_restore(payload, "REPLACE")
+    assert dirty(r) == before + 1
 
 
 # --- FCALL -------------------------------------------------------------------------------

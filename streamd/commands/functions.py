@@ -7,8 +7,8 @@ exact). The Lua side (the loading API, the functions' sandbox) is in streamd/scr
 here are the libraries, the arguments and Redis's error texts. A function runs as EVAL
 runs a script (scripting.run_script): its redis.call's go through the server's dispatch.
 
-FUNCTION DUMP and RESTORE are not here: Redis's payload is its RDB encoding of the
-libraries, LZF-compressed, which streamd does not reproduce.
+FUNCTION DUMP and RESTORE carry the libraries' sources in Redis's RDB encoding (see
+streamd/rdb/).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import re
 
 from ..protocol.reader import split_args
 from ..protocol.replies import OK, Map, SetReply, Simple
+from ..rdb import objects as rdb
 from ..scripting import ScriptError
 from . import errors as E
 from .args import parse_int
@@ -103,16 +104,19 @@ def _metadata(code: bytes) -> tuple[bytes, bytes, bytes]:
     return parts[0][2:], name, code[end:]
 
 
-def _load(ctx, code: bytes, replace: bool) -> bytes:
+def _library_name(code: bytes) -> tuple[bytes, bytes]:
+    """A library source's name and code after the metadata line, checked as FUNCTION LOAD
+    checks them before it looks at the existing libraries."""
     engine_name, name, body = _metadata(code)
     if not _NAME.fullmatch(name):
         raise CommandError(_BAD_NAME)
     if engine_name.lower() != b"lua":
         raise CommandError(f"ERR Engine '{_text(engine_name)}' not found")
-    libs = _libraries(ctx)
-    old = libs.libraries.get(name)
-    if old is not None and not replace:
-        raise CommandError(f"ERR Library '{_text(name)}' already exists")
+    return name, body
+
+
+def _build(ctx, code: bytes, name: bytes, body: bytes) -> Library:
+    """Run the library's code: the library with the functions it registered (not linked)."""
     engine = lua_engine(ctx)
     try:
         found = engine.load_library(body)
@@ -124,10 +128,25 @@ def _load(ctx, code: bytes, replace: bool) -> bytes:
     for fname, callback, flags, desc in found:
         flags = tuple(f for f in FLAG_ORDER if f.encode() in flags)
         lib.functions[fname] = Function(fname, callback, flags, desc, lib)
+    return lib
+
+
+def _check_functions(libs: Libraries, lib: Library, replaced=()) -> None:
+    """A library's function names must be free, but in the libraries it replaces."""
     for fname in lib.functions:
         other = libs.functions.get(fname.lower())
-        if other is not None and other.library is not old:
+        if other is not None and other.library not in replaced:
             raise CommandError(f"ERR Function {_text(fname)} already exists")
+
+
+def _load(ctx, code: bytes, replace: bool) -> bytes:
+    name, body = _library_name(code)
+    libs = _libraries(ctx)
+    old = libs.libraries.get(name)
+    if old is not None and not replace:
+        raise CommandError(f"ERR Library '{_text(name)}' already exists")
+    lib = _build(ctx, code, name, body)
+    _check_functions(libs, lib, (old,))
     if old is not None:
         libs.unlink(old)
     libs.link(lib)
@@ -252,6 +271,71 @@ def function_stats(ctx, argv):
 def function_kill(ctx, argv):
     """FUNCTION KILL"""
     return kill_script(ctx, False)
+
+
+@command("function|dump", 2, "noscript", group="scripting", since="7.0.0",
+         summary="Dumps all libraries into a serialized binary payload.",
+         complexity="O(N) where N is the number of functions")
+def function_dump(ctx, argv):
+    """FUNCTION DUMP"""
+    libs = ctx.server.functions
+    codes = [lib.code for lib in libs.libraries.values()] if libs is not None else []
+    return rdb.dump_functions(codes, compress=ctx.config["rdbcompression"])
+
+
+@command("function|restore", -3, "write denyoom noscript", tips=_ALL_SHARDS,
+         group="scripting", since="7.0.0",
+         summary="Restores all libraries from a payload.",
+         complexity="O(N) where N is the number of functions on the payload",
+         args=(string("serialized-value"),
+               oneof("policy", token("FLUSH"), token("APPEND"), token("REPLACE"),
+                     optional=True)))
+def function_restore(ctx, argv):
+    """FUNCTION RESTORE serialized-value [FLUSH | APPEND | REPLACE]"""
+    if len(argv) > 4:
+        raise CommandError(E.unknown_subcommand_or_arity(argv[1], "function"))
+    policy = argv[3].upper() if len(argv) == 4 else b"APPEND"
+    if policy not in (b"FLUSH", b"APPEND", b"REPLACE"):
+        raise CommandError("ERR Wrong restore policy given, value should be either FLUSH, "
+                           "APPEND or REPLACE.")
+    payload = bytes(argv[2])
+    try:
+        rdb.verify(payload, check_crc=not ctx.keyspace.skip_checksum_validation)
+        codes = rdb.load_functions(payload)
+    except rdb.PayloadError:
+        raise CommandError("ERR DUMP payload version or checksum are wrong") from None
+    except rdb.NotAFunction:
+        raise CommandError("ERR given type is not a function") from None
+    except rdb.BadData:
+        raise CommandError("ERR Failed loading library payload") from None
+    # Build every library aside first: a failure leaves the current ones untouched.
+    new = Libraries()
+    for code in codes:
+        name, body = _library_name(code)
+        if name in new.libraries:
+            raise CommandError(f"ERR Library '{_text(name)}' already exists")
+        lib = _build(ctx, code, name, body)
+        _check_functions(new, lib)
+        new.link(lib)
+    if policy == b"FLUSH":
+        ctx.server.functions = new
+    else:
+        libs = _libraries(ctx)
+        replaced = []
+        for lib in new.libraries.values():
+            old = libs.libraries.get(lib.name)
+            if old is not None:
+                if policy != b"REPLACE":
+                    raise CommandError(f"ERR Library {_text(lib.name)} already exists")
+                replaced.append(old)
+        for lib in new.libraries.values():
+            _check_functions(libs, lib, replaced)
+        for old in replaced:
+            libs.unlink(old)
+        for lib in new.libraries.values():
+            libs.link(lib)
+    ctx.keyspace.dirty += 1
+    return OK
 
 
 help_command("function", "scripting", "7.0.0", [

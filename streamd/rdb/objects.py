@@ -39,6 +39,8 @@ T_HASH_LISTPACK_EX = 25  # 7.4: listpack with field TTLs
 T_STREAM_4 = 26  # 8.6: + IDMP
 T_STREAM_5 = 27  # 8.8: + each group's NACK zone
 
+OP_FUNCTION2 = 245  # FUNCTION DUMP: one library's source follows
+
 _STREAM_VERSION = {T_STREAM: 1, T_STREAM_2: 2, T_STREAM_3: 3, T_STREAM_4: 4, T_STREAM_5: 5}
 
 _ENC_INT8, _ENC_INT16, _ENC_INT32, _ENC_LZF = 0, 1, 2, 3
@@ -51,6 +53,10 @@ class PayloadError(ValueError):
 
 class BadData(ValueError):
     """A payload that passed the checks but does not hold a valid value."""
+
+
+class NotAFunction(BadData):
+    """A FUNCTION RESTORE payload holding something other than libraries."""
 
 
 # --- primitives ------------------------------------------------------------------------------
@@ -239,6 +245,26 @@ def _seal(out: _Out) -> bytes:
     out += RDB_VERSION.to_bytes(2, "little")
     out += crc64(out).to_bytes(8, "little")
     return bytes(out)
+
+
+def dump_functions(codes, *, compress: bool = True) -> bytes:
+    """FUNCTION DUMP's payload: each library's source, in order."""
+    out = _Out()
+    for code in codes:
+        out.append(OP_FUNCTION2)
+        out.string(code, compress)
+    return _seal(out)
+
+
+def load_functions(payload: bytes) -> list[bytes]:
+    """The library sources of a (verified) FUNCTION DUMP payload."""
+    r = _In(payload, len(payload) - 10)
+    codes = []
+    while r.pos < r.end:
+        if r.byte() != OP_FUNCTION2:
+            raise NotAFunction("not a library")
+        codes.append(r.string())
+    return codes
 
 
 # --- hashes --------------------------------------------------------------------------------
