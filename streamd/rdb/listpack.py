@@ -88,10 +88,15 @@ def _str_element(b: bytes) -> bytes:
     return enc + _backlen(len(enc))
 
 
+# 0..127 in one byte plus a 1-byte backlen: most stream node elements (flags, ID deltas
+# within a node, counts) are these.
+_SMALL_INTS = tuple(bytes((v, 1)) for v in range(128))
+
+
 def element(x) -> bytes:
     """One element: an ``int`` (int64) as an integer, ``bytes`` as listpack would store it."""
     if type(x) is int:
-        return _int_element(x)
+        return _SMALL_INTS[x] if 0 <= x < 128 else _int_element(x)
     v = as_int(x)
     return _str_element(x) if v is None else _int_element(v)
 
@@ -151,12 +156,17 @@ def decode(lp: bytes) -> list:
             raise ListpackError("bad encoding byte")
         if p + size > end:
             raise ListpackError("truncated")
-        tail = _backlen(size)
         q = p + size
-        if lp[q:q + len(tail)] != tail:
-            raise ListpackError("bad backlen")
+        if size <= 127:  # a one-byte backlen: most elements
+            if lp[q] != size:
+                raise ListpackError("bad backlen")
+            p = q + 1
+        else:
+            tail = _backlen(size)
+            if lp[q:q + len(tail)] != tail:
+                raise ListpackError("bad backlen")
+            p = q + len(tail)
         out.append(v)
-        p = q + len(tail)
     if p != end:
         raise ListpackError("overrun")
     if count != _NO_COUNT and count != len(out):
