@@ -464,3 +464,12 @@ def test_listpack_codec_round_trips_every_encoding():
     for cut in (1, 7, len(data) // 2):
         with pytest.raises(listpack.ListpackError):
             listpack.decode(data[:-cut])
+
+
+def test_restore_asking_restores_as_restore_does(r, payload):
+    assert r.execute_command("RESTORE-ASKING", "k", 0, payload) in (b"OK", True, "OK")
+    assert r.get("k") == b"value"
+    assert error_text(r.execute_command, "RESTORE-ASKING", "k", 0, payload).startswith(
+        "BUSYKEY")
+    info = _raw(r, "COMMAND", "INFO", "RESTORE-ASKING")[0]
+    assert info[:6] == [b"restore-asking", -4, [b"write", b"denyoom", b"asking"], 1, 1, 1]

@@ -52,26 +52,29 @@ def _idmp_factory(ctx):
     return make
 
 
+_RESTORE_COMPLEXITY = (
+    "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, "
+    "where N is the number of Redis objects composing the value and M their average size. "
+    "For small string values the time complexity is thus O(1)+O(1*M) where M is small, so "
+    "simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because "
+    "inserting values into sorted sets is O(log(N)).")
+_RESTORE_ARGS = (key(), integer("ttl"), string("serialized-value"),
+                 token("REPLACE", optional=True, since="3.0.0"),
+                 token("ABSTTL", optional=True, since="5.0.0"),
+                 integer("seconds", token="IDLETIME", optional=True, since="5.0.0"),
+                 integer("frequency", token="FREQ", optional=True, since="5.0.0"))
+_RESTORE_HISTORY = (
+    ("3.0.0", "Added the `REPLACE` modifier."),
+    ("5.0.0", "Added the `ABSTTL` modifier."),
+    ("5.0.0", "Added the `IDLETIME` and `FREQ` options."),
+)
+
+
 @command("restore", -4, "write denyoom", _ONE_KEY,
          key_flags="OW update", group="generic", since="2.6.0",
          acl="keyspace dangerous",
          summary="Creates a key from the serialized representation of a value.",
-         complexity="O(1) to create the new key and additional O(N*M) to reconstruct the "
-                    "serialized value, where N is the number of Redis objects composing the "
-                    "value and M their average size. For small string values the time "
-                    "complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However "
-                    "for sorted set values the complexity is O(N*M*log(N)) because inserting "
-                    "values into sorted sets is O(log(N)).",
-         args=(key(), integer("ttl"), string("serialized-value"),
-               token("REPLACE", optional=True, since="3.0.0"),
-               token("ABSTTL", optional=True, since="5.0.0"),
-               integer("seconds", token="IDLETIME", optional=True, since="5.0.0"),
-               integer("frequency", token="FREQ", optional=True, since="5.0.0")),
-         history=(
-             ("3.0.0", "Added the `REPLACE` modifier."),
-             ("5.0.0", "Added the `ABSTTL` modifier."),
-             ("5.0.0", "Added the `IDLETIME` and `FREQ` options."),
-         ))
+         complexity=_RESTORE_COMPLEXITY, args=_RESTORE_ARGS, history=_RESTORE_HISTORY)
 def restore(ctx, argv):
     """RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]"""
     replace = absttl = False
@@ -134,3 +137,13 @@ def restore(ctx, argv):
     if old is not None:
         K.announce_overwrite(db, k, old, value)  # after "restore", as Redis 8 sends them
     return OK
+
+
+@command("restore-asking", -4, "write denyoom asking", _ONE_KEY,
+         key_flags="OW update", group="server", since="3.0.0",
+         acl="keyspace dangerous", doc_flags=("syscmd",),
+         summary="An internal command for migrating keys in a cluster.",
+         complexity=_RESTORE_COMPLEXITY, args=_RESTORE_ARGS, history=_RESTORE_HISTORY)
+def restore_asking(ctx, argv):
+    """RESTORE-ASKING key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]"""
+    return restore(ctx, argv)  # ASKING only matters in cluster mode, which streamd is not
