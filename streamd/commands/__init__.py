@@ -13,6 +13,6 @@ def load_commands() -> None:
     if _loaded:
         return
     from . import (acl, bitmaps, cluster, connection, debug, dump, groups,  # noqa: F401
-                   hashes, hotkeys, idmp, keys, functions, ops, pubsub, scripting, server,
-                   streams, strings, transactions)
+                   hashes, hotkeys, idmp, keys, functions, migrate, ops, pubsub, scripting,
+                   server, streams, strings, transactions)
     _loaded = True

@@ -119,6 +119,10 @@ class Command:
     # Optional ``fn(argv) -> str``: the flags of a command whose key access depends on its
     # arguments (SET with or without GET), for COMMAND GETKEYSANDFLAGS.
     key_flags_for: Callable | None = None
+    # Optional ``fn(argv) -> keys``: the keys of a command whose key positions need more
+    # than the specs describe (MIGRATE's KEYS, valid only after an empty key argument), as
+    # Redis's getkeys_proc; set after registration like ``key_flags_for``.
+    getkeys: Callable | None = None
     group: str = "generic"
     since: str = "1.0.0"
     summary: str = ""
@@ -184,6 +188,8 @@ class Command:
 
     def keys_of(self, argv: list[bytes]) -> list[bytes]:
         """The key arguments of a whole command line."""
+        if self.getkeys is not None:
+            return self.getkeys(argv)
         if self.key_keyword:
             word = self.key_keyword.encode()
             for i in range(self.keyword_from, len(argv)):
@@ -234,10 +240,15 @@ class Command:
         cats = sorted(self.categories, key=lambda c: _CATEGORY_ORDER.get(c, len(_CATEGORY_ORDER)))
         specs = []
         if self.key_keyword:
-            specs = [_key_spec(self.spec_flags()[0],
-                               (b"keyword", [(b"keyword", self.key_keyword.encode()),
-                                             (b"startfrom", self.keyword_from)]),
-                               (-1, 1, self.keyword_limit))]
+            # With a first key too (MIGRATE), that key's index spec comes first.
+            keyword_flags = self.spec_flags()[-1]
+            if self.first_key:
+                specs.append(_key_spec(self.spec_flags()[0],
+                                       (b"index", [(b"index", self.first_key)]), (0, 1, 0)))
+            specs.append(_key_spec(keyword_flags,
+                                   (b"keyword", [(b"keyword", self.key_keyword.encode()),
+                                                 (b"startfrom", self.keyword_from)]),
+                                   (-1, 1, self.keyword_limit)))
         elif self.key_numkeys:
             begin, count_at, first, step = self.key_numkeys
             specs = [_key_spec(self.spec_flags()[0], (b"index", [(b"index", begin)]),

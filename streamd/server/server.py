@@ -32,6 +32,7 @@ from ..idmp import IdmpRegistry
 from ..protocol.encoder import encode, encode_each, quoted
 from ..protocol.reader import request_size, unauthenticated_refusal
 from ..protocol.replies import NULL_ARRAY, QUEUED as _QUEUED, ErrorReply, Raw, is_push
+from ..protocol.upstream import UpstreamCache
 from ..store.keyspace import Keyspace, now_ms
 from ..store.stream import Stream
 from .acllog import AclLog
@@ -179,6 +180,7 @@ class Server:
         self.scripts = None  # the Lua engine and script cache, made by the first script
         # The function libraries (commands/functions.py), made by the first FUNCTION LOAD.
         self.functions = None
+        self.migrate_sockets = UpstreamCache()  # MIGRATE's connections to its targets
         self.acl_log = AclLog()
         self._security_logged: float | None = None  # when the last cross-protocol drop was logged
         self.latency = Latency()
@@ -931,6 +933,8 @@ class Server:
                 self.heap_policy.tick(self.keyspace.dirty, time.monotonic())
             if self.hotkeys is not None and self.hotkeys.expired(now_ms()):
                 self.stop_hotkeys()  # its DURATION is over
+            if self.migrate_sockets:
+                self.migrate_sockets.close_idle(time.monotonic())
         except Exception:
             log.exception("cron failed")
         self._cron_handle = self.loop.call_later(1 / self.config["hz"], self.cron)
@@ -992,6 +996,7 @@ class Server:
             server.close()
         for client in list(self.clients.values()):
             client.kill()
+        self.migrate_sockets.close_all()
         log.warning("Redis is now ready to exit, bye bye...")
         self._stopped.set_result(None)
 
