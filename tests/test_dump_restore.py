@@ -14,6 +14,7 @@ import threading
 import time
 
 import pytest
+import redis
 
 from streamd.rdb import listpack, objects
 from streamd.rdb.crc64 import crc64
@@ -473,3 +474,60 @@ def test_restore_asking_restores_as_restore_does(r, payload):
         "BUSYKEY")
     info = _raw(r, "COMMAND", "INFO", "RESTORE-ASKING")[0]
     assert info[:6] == [b"restore-asking", -4, [b"write", b"denyoom", b"asking"], 1, 1, 1]
+
+
+# --- DEBUG RELOAD: every key through a save and a load ---------------------------------------
+
+def test_debug_reload_keeps_what_a_save_keeps(debug_target):
+    d = debug_target.client()
+    d.flushall()
+    d.config_set("stream-node-max-entries", 3)
+    try:
+        for i in range(1, 9):
+            d.xadd("s", {"f": i}, id=f"{i}-1")
+        d.xdel("s", "2-1")
+        d.xgroup_create("s", "g", id="0")
+        d.xreadgroup("g", "c", {"s": ">"}, count=3)
+        d.set("str", "hello")
+        d.append("str", " world")  # raw while edited; a load makes it embstr again
+        d.hset("h", mapping={"a": "1", "b": "2"})
+        d.set("ttl", "v", px=60_000)
+        d.set("gone", "v", px=1)
+        d.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+        time.sleep(0.01)
+        before = _plain(_raw(d, "XINFO", "STREAM", "s", "FULL"))
+        assert d.object("encoding", "str") == b"raw"
+        assert d.execute_command("DEBUG", "RELOAD") in (b"OK", True, "OK")
+        assert _plain(_raw(d, "XINFO", "STREAM", "s", "FULL")) == before
+        assert d.get("str") == b"hello world" and d.object("encoding", "str") == b"embstr"
+        assert d.hgetall("h") == {b"a": b"1", b"b": b"2"}
+        assert 50_000 < d.pttl("ttl") <= 60_000
+        assert d.dbsize() == 4  # "gone" had expired: a load drops it
+        assert d.info("persistence")["rdb_changes_since_last_save"] == 0
+        assert d.execute_command("DEBUG", "RELOAD", "NOFLUSH", "MERGE") in (b"OK", True, "OK")
+        assert d.dbsize() == 4
+        with pytest.raises(redis.ResponseError, match="Error trying to load the RDB dump"):
+            d.execute_command("DEBUG", "RELOAD", "NOFLUSH")
+        with pytest.raises(redis.ResponseError, match="only supports the MERGE, NOFLUSH"):
+            d.execute_command("DEBUG", "RELOAD", "BOGUS")
+        assert d.dbsize() == 4
+    finally:
+        d.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
+        d.config_set("stream-node-max-entries", 100)
+        d.flushall()
+        d.close()
+
+
+@pytest.mark.streamd_only
+def test_debug_reload_nosave_finds_no_file(debug_target):
+    # streamd writes no file, so a load without a save finds none, as Redis would; Redis
+    # has emptied the dataset by then (NOFLUSH keeps it).
+    d = debug_target.client()
+    d.set("k", "v")
+    with pytest.raises(redis.ResponseError, match="Error trying to load the RDB dump"):
+        d.execute_command("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH")
+    assert d.get("k") == b"v"
+    with pytest.raises(redis.ResponseError, match="Error trying to load the RDB dump"):
+        d.execute_command("DEBUG", "RELOAD", "NOSAVE")
+    assert d.dbsize() == 0
+    d.close()

@@ -14,6 +14,7 @@ from ..rdb import objects as rdb
 from ..store.streamid import MAX_ID
 from . import errors as E
 from . import keyutil as K
+from .dump import idmp_factory
 from .errors import CommandError
 from .table import command
 
@@ -178,6 +179,67 @@ def _serialized_length(value, config) -> int:
     return len(rdb.dump(value, compress=config["rdbcompression"])) - 11
 
 
+# --- DEBUG RELOAD: a save and a load, in memory ---------------------------------------------
+
+_LOAD_FAILED = "ERR Error trying to load the RDB dump, check server logs."
+
+
+def _reload(ctx, options):
+    """Save every key and load it back, as DEBUG RELOAD does through its RDB file. There is
+    no file here: each value goes through its DUMP form in memory, so what survives is what
+    an RDB keeps (expired keys go, strings and hashes get their encodings afresh, streams
+    keep their nodes, groups and IDMP state). NOSAVE finds no file to load, as Redis would
+    with none on disk."""
+    flush = save = True
+    merge = False
+    for opt in options:
+        word = opt.upper()
+        if word == b"MERGE":
+            merge = True
+        elif word == b"NOFLUSH":
+            flush = False
+        elif word == b"NOSAVE":
+            save = False
+        else:
+            raise CommandError("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE "
+                               "options.")
+    ks = ctx.keyspace
+    if not save:
+        if flush:
+            _empty(ks)
+        raise CommandError(_LOAD_FAILED)
+    if not flush and not merge and any(len(db) for db in ks.dbs):
+        # The file's keys are all still here: Redis stops at the first duplicate.
+        raise CommandError(_LOAD_FAILED)
+    compress = ctx.config["rdbcompression"]
+    saved = [[(k, rdb.dump(v, compress=compress), db.ttl_ms(k)) for k, v in db.data.items()]
+             for db in ks.dbs]
+    ctx.server.lastsave = int(time.time())
+    ks.dirty = 0
+    if flush:
+        _empty(ks)
+    now = ctx.now_ms
+    config = ctx.config
+    make_idmp = idmp_factory(ctx)
+    for db, rows in zip(ks.dbs, saved):
+        for k, payload, when in rows:
+            if when is not None and when < now:
+                continue  # a master drops keys that expired while saved
+            value = rdb.load(payload, hash_max_entries=config["hash-max-listpack-entries"],
+                             hash_max_value=config["hash-max-listpack-value"],
+                             new_idmp=make_idmp)
+            if merge:
+                db.delete(k, changes=0)
+            K.place_value(db, k, value, when, changes=0)
+    return OK
+
+
+def _empty(ks) -> None:
+    ks.flushed()
+    for db in ks.dbs:
+        db.flush()
+
+
 # --- DEBUG DIGEST / DIGEST-VALUE: Redis's SHA1-based dataset signature -------------------
 # Unordered parts (keys, hash fields) are combined by xoring their SHA1s, ordered parts
 # (a key's type and contents, a stream's entries) by feeding each step's result back in.
@@ -263,6 +325,8 @@ def debug(ctx, argv):
     if sub == b"set-active-expire" and argc == 3:
         ctx.keyspace.active_expire_enabled = _atoi(argv[2]) != 0
         return OK
+    if sub == b"reload":
+        return _reload(ctx, argv[2:])
     if sub == b"set-skip-checksum-validation" and argc == 3:
         ctx.keyspace.skip_checksum_validation = _atoi(argv[2]) != 0
         return OK

@@ -13,7 +13,6 @@ from . import errors as E
 from . import keyutil as K
 from .args import parse_int
 from .errors import CommandError
-from .keys import _place
 from .streams import new_idmp_state
 from .table import command, integer, key, string, token
 
@@ -40,7 +39,7 @@ def dump(ctx, argv):
     return rdb.dump(value, compress=ctx.config["rdbcompression"])
 
 
-def _idmp_factory(ctx):
+def idmp_factory(ctx):
     """IDMP state for a restored stream: the payload's settings, or the server's defaults
     for payloads from before IDMP."""
     def make(duration, maxsize):
@@ -116,7 +115,7 @@ def restore(ctx, argv):
     try:
         value = rdb.load(payload, hash_max_entries=config["hash-max-listpack-entries"],
                          hash_max_value=config["hash-max-listpack-value"],
-                         new_idmp=_idmp_factory(ctx))
+                         new_idmp=idmp_factory(ctx))
     except rdb.BadData:
         raise CommandError(BAD_DATA) from None
     old = db.get(k) if replace else None
@@ -132,7 +131,7 @@ def restore(ctx, argv):
         return OK
     if isinstance(value, bytes):
         value = K.own_if_unshared(value, config)
-    _place(db, k, value, ttl or None)
+    K.place_value(db, k, value, ttl or None)
     db.notify(EV_GENERIC, b"restore", k)
     if old is not None:
         K.announce_overwrite(db, k, old, value)  # after "restore", as Redis 8 sends them

@@ -23,18 +23,6 @@ _ALL_KEYS = (1, -1, 1)
 _TYPE_REPLIES = {name: Simple(name.encode()) for name in ("none", "string", "hash", "stream")}
 
 
-def _place(db, dst: bytes, value, when_ms) -> None:
-    """Put a value that left another key or database at ``dst`` (known absent now): the
-    command's one change (the removals that made room count none)."""
-    db.add(dst, value)
-    if when_ms is not None:
-        db.set_expire(dst, when_ms, changes=0)
-    if isinstance(value, K.Hash) and value.ttls:
-        db.track_field_ttls(dst, value, moved=True)  # field TTLs travel with the hash
-    if K.is_stream(value):
-        db.signal_ready(dst)  # XREAD waiters on ``dst`` see the arrived entries
-
-
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 INT_RANGE = f"ERR value is out of range, value must between {INT_MIN} and {INT_MAX}"
 
@@ -250,7 +238,7 @@ def _rename(ctx, argv, nx: bool):
             return 0
         db.delete(dst, changes=0)
     value, when = db.pop(src, changes=0)
-    _place(db, dst, value, when)
+    K.place_value(db, dst, value, when)
     db.notify(EV_GENERIC, b"rename_from", src)
     db.notify(EV_GENERIC, b"rename_to", dst)
     if old is not None:
@@ -293,7 +281,7 @@ def move(ctx, argv):
     if src_db.get(k) is None or dst_db.get(k) is not None:
         return 0
     value, when = src_db.pop(k, changes=0)
-    _place(dst_db, k, value, when)
+    K.place_value(dst_db, k, value, when)
     src_db.notify(EV_GENERIC, b"move_from", k)
     dst_db.notify(EV_GENERIC, b"move_to", k)
     return 1
@@ -331,7 +319,7 @@ def copy(ctx, argv):
         if not replace:
             return 0
         dst_db.delete(dst, changes=0)
-    _place(dst_db, dst, K.copy_value(value), src_db.ttl_ms(src))
+    K.place_value(dst_db, dst, K.copy_value(value), src_db.ttl_ms(src))
     dst_db.notify(EV_GENERIC, b"copy_to", dst)
     if old is not None:
         K.announce_overwrite(dst_db, dst, old, value)

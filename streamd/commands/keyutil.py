@@ -76,6 +76,19 @@ def set_key(db, key: bytes, value, keep_ttl: bool = False) -> None:
         announce_overwrite(db, key, old, value)
 
 
+def place_value(db, dst: bytes, value, when_ms, changes: int = 1) -> None:
+    """Put a value that comes whole from elsewhere (another key or database, a payload) at
+    ``dst``, known absent now, with its expiry time or None: the command's one change (the
+    removals that made room count none; a load counts none at all)."""
+    db.add(dst, value, changes)
+    if when_ms is not None:
+        db.set_expire(dst, when_ms, changes=0)
+    if isinstance(value, Hash) and value.ttls:
+        db.track_field_ttls(dst, value, moved=True)  # field TTLs travel with the hash
+    if is_stream(value):
+        db.signal_ready(dst)  # XREAD waiters on ``dst`` see the arrived entries
+
+
 def announce_overwrite(db, key: bytes, old, new) -> None:
     """``overwritten`` on ``key``, then ``type_changed`` if ``new`` is not of ``old``'s
     type (Redis 8.2's classes o and c, which 'A' leaves out)."""
