@@ -16,7 +16,8 @@ import time
 import pytest
 import redis
 
-from streamd.commands.debug import _atoi, _sleep_seconds
+from streamd.commands.args import atoi
+from streamd.commands.debug import _sleep_seconds
 from tests.conftest import (RawConn, Target, encode_request, refusing_target, target_allowing,
                             wait_for)
 
@@ -195,7 +196,7 @@ def test_sleep_and_flag_parsing_follow_c():
     assert _sleep_seconds(b"inf") == _sleep_seconds(b"nan") == _sleep_seconds(b"-2") == 0
     assert _sleep_seconds(b"1e300") == 0  # past what the microsecond count holds
     assert _sleep_seconds(b"0.0000019") == 0.000001  # whole microseconds, toward zero
-    assert [_atoi(x) for x in (b"x", b" 7z", b"-3", b"4294967296", b"4294967297")] == [
+    assert [atoi(x) for x in (b"x", b" 7z", b"-3", b"4294967296", b"4294967297")] == [
         0, 7, -3, 0, 1]
 
 

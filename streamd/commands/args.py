@@ -4,6 +4,7 @@ small cursor over argv."""
 from __future__ import annotations
 
 import math
+import re
 
 from . import errors as E
 from .errors import CommandError
@@ -15,6 +16,19 @@ LLONG_MAX = 2**63 - 1
 # The counts, timeouts and limits clients send most (COUNT 10, BLOCK 0, EX 60, -1 ...),
 # already parsed: one dict lookup instead of the checks below.
 _SMALL_INTS = {b"%d" % i: i for i in range(-1, 1025)}
+
+
+_ATOI = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+
+
+def atoi(text: bytes) -> int:
+    """C's atoi as glibc has it: strtol's value (saturated to 64 bits) cut to an int.
+    Where Redis reads an argument with atoi, junk reads as 0 and "12x" as 12."""
+    m = _ATOI.match(text)
+    if m is None:
+        return 0
+    value = min(max(int(m.group(1)), LLONG_MIN), LLONG_MAX)
+    return (value + 2**31) % 2**32 - 2**31
 
 
 def parse_int(arg: bytes, error: str = E.NOT_INTEGER) -> int:

@@ -14,6 +14,7 @@ from ..rdb import objects as rdb
 from ..store.streamid import MAX_ID
 from . import errors as E
 from . import keyutil as K
+from .args import atoi
 from .dump import idmp_factory
 from .errors import CommandError
 from .table import command
@@ -135,7 +136,6 @@ _STRTOD = re.compile(
     rb"[ \t\n\v\f\r]*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
     rb"(?:[pP][+-]?[0-9]+)?|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
     rb"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN]))")
-_ATOI = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
 
 
 def _strtod(text: bytes) -> float:
@@ -150,15 +150,6 @@ def _strtod(text: bytes) -> float:
             return 0.0  # "0x" alone: strtod reads the 0
         return sign * float.fromhex(body.decode())
     return float(word)
-
-
-def _atoi(text: bytes) -> int:
-    """C's atoi as glibc has it: strtol's value (saturated to 64 bits) cut to an int."""
-    m = _ATOI.match(text)
-    if m is None:
-        return 0
-    value = min(max(int(m.group(1)), -2**63), 2**63 - 1)
-    return (value + 2**31) % 2**32 - 2**31
 
 
 def _sleep_seconds(text: bytes) -> float:
@@ -323,12 +314,12 @@ def debug(ctx, argv):
                       f"serializedlength:{_serialized_length(value, ctx.config)} "
                       f"lru:{clock} lru_seconds_idle:0")
     if sub == b"set-active-expire" and argc == 3:
-        ctx.keyspace.active_expire_enabled = _atoi(argv[2]) != 0
+        ctx.keyspace.active_expire_enabled = atoi(argv[2]) != 0
         return OK
     if sub == b"reload":
         return _reload(ctx, argv[2:])
     if sub == b"set-skip-checksum-validation" and argc == 3:
-        ctx.keyspace.skip_checksum_validation = _atoi(argv[2]) != 0
+        ctx.keyspace.skip_checksum_validation = atoi(argv[2]) != 0
         return OK
     if sub == b"change-repl-id" and argc == 2:
         ctx.server.replid = os.urandom(20).hex()

@@ -15,7 +15,7 @@ from ..protocol.upstream import encode_command
 from ..rdb import objects as rdb
 from ..store.keyspace import EV_GENERIC
 from . import errors as E
-from .args import parse_int
+from .args import atoi, parse_int
 from .errors import CommandError
 from .table import TABLE, Arg, block, command, integer, key, oneof, string, token
 
@@ -100,7 +100,7 @@ def migrate(ctx, argv):
     if not keys:
         return NOKEY
     host = argv[1].decode("utf-8", "replace")
-    port = parse_int(argv[2])
+    port = atoi(argv[2])  # as Redis reads it: "6379x" is 6379, junk is 0
     retry = True
     while True:
         try:
@@ -119,7 +119,10 @@ def _transfer(ctx, host, port, keys, dbid, timeout, copy, replace, username, pas
     db = ctx.db
     cache = ctx.server.migrate_sockets
     try:
-        entry = cache.get(host, port, timeout / 1000, time.monotonic())
+        if port < 0:
+            raise OSError("no such port")  # the resolver refuses it
+        # A port past 65535 wraps, as the resolver's 16-bit conversion makes it.
+        entry = cache.get(host, port & 0xFFFF, timeout / 1000, time.monotonic())
     except ConnectionRefusedError:
         # Redis connects without blocking and learns of a refusal from its first write.
         raise _Io("writing", False) from None
