@@ -42,7 +42,7 @@ class Arg:
             out.append(("display_text", self.display or self.name))
         if self.key_spec_index is not None:
             out.append(("key_spec_index", self.key_spec_index))
-        if self.token:
+        if self.token is not None:  # MIGRATE's empty-string token is ""
             out.append(("token", self.token))
         if self.since:
             out.append(("since", self.since))
