@@ -140,3 +140,10 @@ def test_group_pel_needs_an_owner_or_the_nack_zone():
 def test_payloads_shorter_than_the_footer(payload):
     with pytest.raises(objects.PayloadError):
         objects.verify(payload)
+
+
+def test_a_stream_without_idmp_state_dumps_redis_defaults():
+    s = Stream()
+    s.append(1 << 64, [b"f", b"v"], 100, 4096)
+    back = objects.load(objects.dump(s), new_idmp=lambda d, m: IdmpRegistry().new_state(d, m))
+    assert (back.idmp.duration, back.idmp.maxsize, back.idmp.iids_tracked) == (100, 100, 0)

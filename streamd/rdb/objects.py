@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from struct import pack, unpack_from
 
+from ..idmp.state import DURATION_RANGE, MAXSIZE_RANGE, IdmpConflict
 from ..store.groups import UNKNOWN, Consumer, ConsumerGroup, estimate_entries_read
 from ..store.hashes import Hash
-from ..idmp.state import DURATION_RANGE, MAXSIZE_RANGE, IdmpConflict
 from ..store.stream import Stream
 from ..store.streamid import U64
 from . import listpack as lp
@@ -416,8 +416,9 @@ def _dump_stream(out: _Out, s: Stream, compress: bool) -> None:
 
 
 def _dump_idmp(out: _Out, state, compress: bool) -> None:
-    if state is None:
-        raise TypeError("a stream without IDMP state")
+    if state is None:  # a stream built without one (embedding code): Redis's defaults
+        out += b"\x40\x64\x40\x64\x00\x00\x00"  # 100 s, 100 records, no producers, 0, 0
+        return
     out.length(state.duration)
     out.length(state.maxsize)
     out.length(len(state.producers))
