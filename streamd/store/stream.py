@@ -965,7 +965,12 @@ class Stream:
         if not slots or not any(live for _, _, _, live in slots):
             raise ValueError("a node without live entries")
         prev = self._nodes[-1].last if self._nodes else -1
-        node = _Node(tuple(master))
+        master = tuple(master)
+        if self._nodes and self._nodes[-1].master == master:
+            # Share the previous node's names, as appends do (memory per node).
+            node = _Node(self._nodes[-1].master, self._nodes[-1].base)
+        else:
+            node = _Node(master)
         for sid, names, values, live in slots:
             if sid <= prev:
                 raise ValueError("entry IDs out of order")
