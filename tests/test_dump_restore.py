@@ -531,3 +531,22 @@ def test_debug_reload_nosave_finds_no_file(debug_target):
         d.execute_command("DEBUG", "RELOAD", "NOSAVE")
     assert d.dbsize() == 0
     d.close()
+
+
+@pytest.mark.min_redis("8.8")
+def test_debug_reload_keeps_idmp_records_and_the_nack_zone(debug_target):
+    d = debug_target.client()
+    d.flushall()
+    try:
+        first = d.execute_command("XADD", "s", "IDMP", "p", "i1", "*", "f", "v")
+        d.execute_command("XADD", "s", "IDMP", "p", "i2", "*", "f", "v")
+        d.xgroup_create("s", "g", id="0")
+        d.xreadgroup("g", "c", {"s": ">"})
+        d.execute_command("XNACK", "s", "g", "FATAL", "IDS", 1, first)
+        before = _plain(_raw(d, "XINFO", "STREAM", "s", "FULL"))
+        d.execute_command("DEBUG", "RELOAD")
+        assert _plain(_raw(d, "XINFO", "STREAM", "s", "FULL")) == before
+        assert d.execute_command("XADD", "s", "IDMP", "p", "i1", "*", "f", "v") == first
+    finally:
+        d.flushall()
+        d.close()
