@@ -468,7 +468,7 @@ def test_listpack_codec_round_trips_every_encoding():
 
 
 def test_restore_asking_restores_as_restore_does(r, payload):
-    assert r.execute_command("RESTORE-ASKING", "k", 0, payload) in (b"OK", True, "OK")
+    assert r.execute_command("RESTORE-ASKING", "k", 0, payload) == b"OK"
     assert r.get("k") == b"value"
     assert error_text(r.execute_command, "RESTORE-ASKING", "k", 0, payload).startswith(
         "BUSYKEY")
@@ -497,14 +497,14 @@ def test_debug_reload_keeps_what_a_save_keeps(debug_target):
         time.sleep(0.01)
         before = _plain(_raw(d, "XINFO", "STREAM", "s", "FULL"))
         assert d.object("encoding", "str") == b"raw"
-        assert d.execute_command("DEBUG", "RELOAD") in (b"OK", True, "OK")
+        assert d.execute_command("DEBUG", "RELOAD") == b"OK"
         assert _plain(_raw(d, "XINFO", "STREAM", "s", "FULL")) == before
         assert d.get("str") == b"hello world" and d.object("encoding", "str") == b"embstr"
         assert d.hgetall("h") == {b"a": b"1", b"b": b"2"}
         assert 50_000 < d.pttl("ttl") <= 60_000
         assert d.dbsize() == 4  # "gone" had expired: a load drops it
         assert d.info("persistence")["rdb_changes_since_last_save"] == 0
-        assert d.execute_command("DEBUG", "RELOAD", "NOFLUSH", "MERGE") in (b"OK", True, "OK")
+        assert d.execute_command("DEBUG", "RELOAD", "NOFLUSH", "MERGE") == b"OK"
         assert d.dbsize() == 4
         with pytest.raises(redis.ResponseError, match="Error trying to load the RDB dump"):
             d.execute_command("DEBUG", "RELOAD", "NOFLUSH")
