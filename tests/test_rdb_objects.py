@@ -147,3 +147,16 @@ def test_a_stream_without_idmp_state_dumps_redis_defaults():
     s.append(1 << 64, [b"f", b"v"], 100, 4096)
     back = objects.load(objects.dump(s), new_idmp=lambda d, m: IdmpRegistry().new_state(d, m))
     assert (back.idmp.duration, back.idmp.maxsize, back.idmp.iids_tracked) == (100, 100, 0)
+
+
+def test_import_takes_out_of_order_tombstones_but_not_live_entries():
+    s = Stream()
+    slots = [(5 << 64, (b"f",), [b"a"], True), (9 << 64, (b"f",), [b"b"], False),
+             (7 << 64, (b"f",), [b"c"], False)]  # a tombstone behind a lowered last ID
+    s.import_node(5 << 64, (b"f",), slots, 40)
+    assert s.node_sizes() == [(1, 2)]
+    assert [sid for sid, _ in s.range(0, (1 << 128) - 1)] == [5 << 64]
+    bad = Stream()
+    with pytest.raises(ValueError):
+        bad.import_node(5 << 64, (b"f",), [(5 << 64, (b"f",), [b"a"], True),
+                                           (4 << 64, (b"f",), [b"b"], True)], 40)

@@ -973,7 +973,11 @@ class Stream:
             node = _Node(master)
         for sid, names, values, live in slots:
             if sid <= prev:
-                raise ValueError("entry IDs out of order")
+                if live:
+                    raise ValueError("entry IDs out of order")
+                # A tombstone out of order (left behind a lowered last ID): it repeats
+                # the ID before it, as ``_drop_dead_tail`` keeps such tombstones.
+                sid = prev
             prev = sid
             names = tuple(names)
             node.append(sid, node.master if names == node.master else names, list(values), 0)
