@@ -15,7 +15,7 @@ from ..store.streamid import MAX_ID
 from . import errors as E
 from . import keyutil as K
 from .args import atoi
-from .dump import idmp_factory
+from .dump import dump_value, load_value
 from .errors import CommandError
 from .table import command
 
@@ -167,7 +167,7 @@ def _sleep_seconds(text: bytes) -> float:
 def _serialized_length(value, config) -> int:
     """Redis's rdbSavedObjectLen: the bytes of the value's RDB form (DUMP's payload without
     its type byte and footer), compressed as ``rdbcompression`` says."""
-    return len(rdb.dump(value, compress=config["rdbcompression"])) - 11
+    return len(rdb.dump(value, compress=config["rdbcompression"])) - 11  # type byte, footer
 
 
 # --- DEBUG RELOAD: a save and a load, in memory ---------------------------------------------
@@ -197,38 +197,27 @@ def _reload(ctx, options):
     ks = ctx.keyspace
     if not save:
         if flush:
-            _empty(ks)
+            ks.flush_all()
         raise CommandError(_LOAD_FAILED)
     if not flush and not merge and any(len(db) for db in ks.dbs):
         # The file's keys are all still here: Redis stops at the first duplicate.
         raise CommandError(_LOAD_FAILED)
-    compress = ctx.config["rdbcompression"]
-    saved = [[(k, rdb.dump(v, compress=compress), db.ttl_ms(k)) for k, v in db.data.items()]
+    saved = [[(k, dump_value(ctx, v), db.ttl_ms(k)) for k, v in db.data.items()]
              for db in ks.dbs]
     ctx.server.lastsave = int(time.time())
     ks.dirty = 0
     if flush:
-        _empty(ks)
+        ks.flush_all()
     now = ctx.now_ms
-    config = ctx.config
-    make_idmp = idmp_factory(ctx)
     for db, rows in zip(ks.dbs, saved):
         for k, payload, when in rows:
             if when is not None and when < now:
                 continue  # a master drops keys that expired while saved
-            value = rdb.load(payload, hash_max_entries=config["hash-max-listpack-entries"],
-                             hash_max_value=config["hash-max-listpack-value"],
-                             new_idmp=make_idmp)
+            value = load_value(ctx, payload)
             if merge:
                 db.delete(k, changes=0)
             K.place_value(db, k, value, when, changes=0)
     return OK
-
-
-def _empty(ks) -> None:
-    ks.flushed()
-    for db in ks.dbs:
-        db.flush()
 
 
 # --- DEBUG DIGEST / DIGEST-VALUE: Redis's SHA1-based dataset signature -------------------

@@ -36,19 +36,28 @@ def dump(ctx, argv):
     value = ctx.db.read(argv[1])
     if value is None:
         return None
+    return dump_value(ctx, value)
+
+
+def dump_value(ctx, value) -> bytes:
+    """``value``'s payload as this server writes it (``rdbcompression`` decides LZF): what
+    DUMP replies, MIGRATE sends and DEBUG RELOAD saves."""
     return rdb.dump(value, compress=ctx.config["rdbcompression"])
 
 
-def idmp_factory(ctx):
-    """IDMP state for a restored stream: the payload's settings, or the server's defaults
-    for payloads from before IDMP."""
-    def make(duration, maxsize):
+def load_value(ctx, payload: bytes):
+    """The value a verified payload holds, as this server loads it: hashes get encodings
+    by its listpack limits, streams IDMP state by the payload's settings or, for payloads
+    from before IDMP, the server's defaults. Raises ``rdb.BadData``."""
+    def make_idmp(duration, maxsize):
         state = new_idmp_state(ctx)
         if duration is not None:
             state.duration = duration
             state.maxsize = maxsize
         return state
-    return make
+    config = ctx.config
+    return rdb.load(payload, hash_max_entries=config["hash-max-listpack-entries"],
+                    hash_max_value=config["hash-max-listpack-value"], new_idmp=make_idmp)
 
 
 _RESTORE_COMPLEXITY = (
@@ -111,11 +120,8 @@ def restore(ctx, argv):
         rdb.verify(payload, check_crc=not ctx.keyspace.skip_checksum_validation)
     except rdb.PayloadError:
         raise CommandError(BAD_PAYLOAD) from None
-    config = ctx.config
     try:
-        value = rdb.load(payload, hash_max_entries=config["hash-max-listpack-entries"],
-                         hash_max_value=config["hash-max-listpack-value"],
-                         new_idmp=idmp_factory(ctx))
+        value = load_value(ctx, payload)
     except rdb.BadData:
         raise CommandError(BAD_DATA) from None
     old = db.get(k) if replace else None
@@ -130,7 +136,7 @@ def restore(ctx, argv):
             db.notify(EV_GENERIC, b"del", k)
         return OK
     if isinstance(value, bytes):
-        value = K.own_if_unshared(value, config)
+        value = K.own_if_unshared(value, ctx.config)
     K.place_value(db, k, value, ttl or None)
     db.notify(EV_GENERIC, b"restore", k)
     if old is not None:

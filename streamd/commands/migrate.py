@@ -12,10 +12,10 @@ import time
 
 from ..protocol.replies import OK, Simple
 from ..protocol.upstream import encode_command
-from ..rdb import objects as rdb
 from ..store.keyspace import EV_GENERIC
 from . import errors as E
 from .args import atoi, parse_int
+from .dump import dump_value
 from .errors import CommandError
 from .table import TABLE, Arg, block, command, integer, key, oneof, string, token
 
@@ -137,7 +137,6 @@ def _transfer(ctx, host, port, keys, dbid, timeout, copy, replace, username, pas
         select = entry.dbid != dbid
         if select:
             out.append(encode_command([b"SELECT", dbid]))
-        compress = ctx.config["rdbcompression"]
         sent = []
         for k in keys:
             value = db.get(k)
@@ -145,7 +144,7 @@ def _transfer(ctx, host, port, keys, dbid, timeout, copy, replace, username, pas
                 continue
             when = db.ttl_ms(k)
             ttl = 0 if when is None else max(1, when - ctx.now_ms)
-            args = [b"RESTORE", k, ttl, rdb.dump(value, compress=compress)]
+            args = [b"RESTORE", k, ttl, dump_value(ctx, value)]
             if replace:
                 args.append(b"REPLACE")
             out.append(encode_command(args))

@@ -26,7 +26,6 @@ class Upstream:
     """One connection. Every method raises OSError (TimeoutError for a timeout) on failure."""
 
     def __init__(self, host: str, port: int, timeout_s: float):
-        self.timeout_s = timeout_s
         self.sock = socket.create_connection((host, port), timeout=timeout_s)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._buf = b""
@@ -82,8 +81,7 @@ class UpstreamCache:
                 self.drop(*next(iter(self._entries)))  # the oldest target goes
             entry = self._entries[(host, port)] = self.Entry(
                 Upstream(host, port, timeout_s), now)
-        entry.conn.sock.settimeout(timeout_s)
-        entry.conn.timeout_s = timeout_s
+        entry.conn.sock.settimeout(timeout_s)  # this MIGRATE's timeout, on a kept one too
         entry.last_use = now
         return entry
 
