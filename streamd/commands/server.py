@@ -674,9 +674,7 @@ def flushdb(ctx, argv):
 def flushall(ctx, argv):
     """FLUSHALL [ASYNC | SYNC]"""
     _flush_mode(argv, "flushall")
-    ctx.keyspace.flushed()
-    for db in ctx.keyspace.dbs:
-        ctx.keyspace.dirty += db.flush()
+    ctx.keyspace.dirty += ctx.keyspace.flush_all()
     return OK
 
 

@@ -447,6 +447,11 @@ class Keyspace:
         if self.tracking is not None:
             self.tracking.flushed()
 
+    def flush_all(self) -> int:
+        """Empty every database (FLUSHALL, a reload); returns how many keys went."""
+        self.flushed()
+        return sum(db.flush() for db in self.dbs)
+
     def configure_events(self, flags: str) -> None:
         """Take ``notify-keyspace-events``: its letters (``A`` standing for all classes)."""
         flags = getattr(flags, "letters", flags)
