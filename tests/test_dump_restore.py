@@ -17,6 +17,7 @@ import pytest
 import redis
 
 from streamd.rdb import listpack, objects
+from streamd.rdb.objects import seal
 from streamd.rdb.crc64 import crc64
 from tests import rdb_fixtures as FX
 from tests.conftest import error_text, pattern_listener, target_allowing
@@ -27,12 +28,6 @@ FIXTURES = json.loads((pathlib.Path(__file__).parent / "data" / "rdb_fixtures.js
 
 def _payload(hexed: str) -> bytes:
     return bytes.fromhex(hexed)
-
-
-def _reseal(body: bytes, version: int = 10) -> bytes:
-    """``body`` (type byte and object) with a valid footer for ``version``."""
-    out = body + version.to_bytes(2, "little")
-    return out + crc64(out).to_bytes(8, "little")
 
 
 def _raw(client, *args):
@@ -362,7 +357,7 @@ def test_payloads_failing_the_footer_checks(r, payload, mangle):
     elif mangle == "crc":
         bad = payload[:-1] + bytes([payload[-1] ^ 1])
     else:
-        bad = _reseal(payload[:-10], version=0xFFFF)
+        bad = seal(payload[:-10], 0xFFFF)
     assert error_text(r.restore, "k", 0, bad) == \
         "DUMP payload version or checksum are wrong"
     assert not r.exists("k")
@@ -374,12 +369,12 @@ def test_payloads_failing_the_footer_checks(r, payload, mangle):
     b"\x10\x07" + b"\x07\x00\x00\x00\x00\x00\xff",  # an empty hash listpack
 ])
 def test_payloads_without_a_valid_value(r, body):
-    assert error_text(r.restore, "k", 0, _reseal(body)) == "Bad data format"
+    assert error_text(r.restore, "k", 0, seal(body, 10)) == "Bad data format"
     assert not r.exists("k")
 
 
 def test_bytes_after_the_value_are_ignored(r):
-    r.restore("k", 0, _reseal(b"\x00\x05hello extra"))
+    r.restore("k", 0, seal(b"\x00\x05hello extra", 10))
     assert r.get("k") == b"hello"
 
 
@@ -389,7 +384,7 @@ def test_corrupt_stream_payloads_are_refused(r):
     at = good.rfind((5 << 64).to_bytes(16, "big"))
     bad = bytearray(good)
     bad[at + 15] = 9
-    assert error_text(r.restore, "k", 0, _reseal(bytes(bad))) == "Bad data format"
+    assert error_text(r.restore, "k", 0, seal(bytes(bad), 10)) == "Bad data format"
     # a node listpack whose header count disagrees with its entries (Redis finds this in
     # its deep check, which streamd always runs)
     r.config_set("sanitize-dump-payload", "yes")
@@ -397,7 +392,7 @@ def test_corrupt_stream_payloads_are_refused(r):
     lp_at = body.index(b"\x4a\x4a\x00\x00\x00") + 1  # the first node: 74 bytes, stored raw
     assert body[lp_at + 6] == 3  # live entries: 1-1, 2-0, 3-0
     body[lp_at + 6] = 2
-    assert error_text(r.restore, "k", 0, _reseal(bytes(body))) == "Bad data format"
+    assert error_text(r.restore, "k", 0, seal(bytes(body), 10)) == "Bad data format"
 
 
 def test_relative_and_absolute_ttls(r, payload):

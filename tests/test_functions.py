@@ -10,6 +10,7 @@ import pytest
 import redis
 
 from streamd.rdb.crc64 import crc64
+from streamd.rdb.objects import seal
 from tests.conftest import dirty, encode_request, watch_broken
 from tests.test_connection import _monitoring
 from tests.test_ops_commands import help_reply
@@ -204,8 +205,7 @@ def _payload(*codes: str, version: int = 10) -> bytes:
         assert len(raw) < 16384
         body += b"\xf5" + (bytes((len(raw),)) if len(raw) < 64
                             else bytes((0x40 | len(raw) >> 8, len(raw) & 0xFF))) + raw
-    body += version.to_bytes(2, "little")
-    return body + crc64(body).to_bytes(8, "little")
+    return seal(body, version)
 
 
 def test_dump_of_one_library_is_redis_7_0s_but_for_the_footer(r):
@@ -273,9 +273,9 @@ def test_restore_failures_leave_the_libraries_alone(wire):
         (b"garbage", b"ERR DUMP payload version or checksum are wrong"),
         (_payload(dup)[:-1] + b"\x00", b"ERR DUMP payload version or checksum are wrong"),
         (_payload(dup, version=0xFFFF), b"ERR DUMP payload version or checksum are wrong"),
-        (_reseal(b"\x00\x05hello"), b"ERR given type is not a function"),
-        (_reseal(b"\xf5\x05hello"), b"ERR Missing library metadata"),
-        (_reseal(b"\xf5\x40"), b"ERR Failed loading library payload"),
+        (seal(b"\x00\x05hello", 10), b"ERR given type is not a function"),
+        (seal(b"\xf5\x05hello", 10), b"ERR Missing library metadata"),
+        (seal(b"\xf5\x40", 10), b"ERR Failed loading library payload"),
         (_payload(dup, dup), b"ERR Library 'dup' already exists"),
         (_payload(dup, "#!lua name=d2\nredis.register_function('F3', function() end)"),
          b"ERR Function F3 already exists"),
@@ -291,11 +291,6 @@ def test_restore_failures_leave_the_libraries_alone(wire):
         b"ERR wrong number of arguments for 'function|dump' command")
     assert wire("FUNCTION", "RESTORE") == err(
         b"ERR wrong number of arguments for 'function|restore' command")
-
-
-def _reseal(body: bytes) -> bytes:
-    body += (10).to_bytes(2, "little")
-    return body + crc64(body).to_bytes(8, "little")
 
 
 def test_restore_counts_as_a_change(r):

@@ -92,12 +92,6 @@ def _idmp_section_of(payload: bytes) -> int:
     return payload.index(marker)
 
 
-def _reseal(body: bytes) -> bytes:
-    from streamd.rdb.crc64 import crc64
-    out = body + objects.RDB_VERSION.to_bytes(2, "little")
-    return out + crc64(out).to_bytes(8, "little")
-
-
 @pytest.mark.parametrize("mangle,why", [
     ("duration 0", "IDMP settings out of range"),
     ("repeated record", "a repeated IDMP record"),
@@ -115,7 +109,7 @@ def test_bad_idmp_sections_are_bad_data(mangle, why):
         start = body.index(b"\x04zeta") + 5
         body = body[:start] + b"\x00" + body[-2:]  # then iids_added and iids_duplicates
     with pytest.raises(objects.BadData, match=why):
-        objects.load(_reseal(body), new_idmp=lambda d, m: IdmpRegistry().new_state(d, m))
+        objects.load(objects.seal(body), new_idmp=lambda d, m: IdmpRegistry().new_state(d, m))
 
 
 def test_group_pel_needs_an_owner_or_the_nack_zone():
@@ -133,7 +127,7 @@ def test_group_pel_needs_an_owner_or_the_nack_zone():
     at = body.rindex(owned)
     body = body[:at - 1] + b"\x00" + body[at + 16:]
     with pytest.raises(objects.BadData, match="pending entry without an owner"):
-        objects.load(_reseal(body))
+        objects.load(objects.seal(body))
 
 
 @pytest.mark.parametrize("payload", [b"", b"\x00" * 9])

@@ -202,7 +202,7 @@ def dump(value, *, compress: bool = True) -> bytes:
         _dump_stream(out, value, compress)
     else:
         raise TypeError(f"no RDB form for {type(value).__name__}")
-    return _seal(out)
+    return seal(out)
 
 
 def verify(payload: bytes, check_crc: bool = True) -> int:
@@ -241,8 +241,11 @@ def load(payload: bytes, *, hash_max_entries: int = 128, hash_max_value: int = 6
     return value  # bytes left before the footer are ignored, as Redis does
 
 
-def _seal(out: _Out) -> bytes:
-    out += RDB_VERSION.to_bytes(2, "little")
+def seal(body: bytes, version: int = RDB_VERSION) -> bytes:
+    """``body`` (a type byte and an object, or FUNCTION DUMP's libraries) made a payload:
+    the RDB version and the CRC-64 of all before it."""
+    out = bytearray(body)
+    out += version.to_bytes(2, "little")
     out += crc64(out).to_bytes(8, "little")
     return bytes(out)
 
@@ -253,7 +256,7 @@ def dump_functions(codes, *, compress: bool = True) -> bytes:
     for code in codes:
         out.append(OP_FUNCTION2)
         out.string(code, compress)
-    return _seal(out)
+    return seal(out)
 
 
 def load_functions(payload: bytes) -> list[bytes]:
