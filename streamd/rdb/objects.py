@@ -44,6 +44,7 @@ OP_FUNCTION2 = 245  # FUNCTION DUMP: one library's source follows
 _STREAM_VERSION = {T_STREAM: 1, T_STREAM_2: 2, T_STREAM_3: 3, T_STREAM_4: 4, T_STREAM_5: 5}
 
 _ENC_INT8, _ENC_INT16, _ENC_INT32, _ENC_LZF = 0, 1, 2, 3
+_INT_WIDTHS = {_ENC_INT8: 1, _ENC_INT16: 2, _ENC_INT32: 4}  # bytes of each int encoding
 _FLAG_DELETED, _FLAG_SAMEFIELDS = 1, 2
 
 
@@ -77,12 +78,10 @@ class _Out(bytearray):
         if n <= 11:
             v = lp.as_int(b)
             if v is not None and -(1 << 31) <= v < (1 << 31):
-                if -128 <= v <= 127:
-                    self += bytes((0xC0 | _ENC_INT8,)) + v.to_bytes(1, "little", signed=True)
-                elif -32768 <= v <= 32767:
-                    self += bytes((0xC0 | _ENC_INT16,)) + v.to_bytes(2, "little", signed=True)
-                else:
-                    self += bytes((0xC0 | _ENC_INT32,)) + v.to_bytes(4, "little", signed=True)
+                enc = _ENC_INT8 if -128 <= v <= 127 else (
+                    _ENC_INT16 if -32768 <= v <= 32767 else _ENC_INT32)
+                self.append(0xC0 | enc)
+                self += v.to_bytes(_INT_WIDTHS[enc], "little", signed=True)
                 return
         if compress and n > 20:
             packed = lzf_compress(b, n - 4)
@@ -151,12 +150,9 @@ class _In:
         n, encoded = self._len()
         if not encoded:
             return self.take(n)
-        if n == _ENC_INT8:
-            return b"%d" % int.from_bytes(self.take(1), "little", signed=True)
-        if n == _ENC_INT16:
-            return b"%d" % int.from_bytes(self.take(2), "little", signed=True)
-        if n == _ENC_INT32:
-            return b"%d" % int.from_bytes(self.take(4), "little", signed=True)
+        width = _INT_WIDTHS.get(n)
+        if width is not None:
+            return b"%d" % int.from_bytes(self.take(width), "little", signed=True)
         if n == _ENC_LZF:
             clen = self.length()
             size = self.length()
@@ -280,18 +276,15 @@ def _dump_hash(out: _Out, h: dict, compress: bool) -> None:
             base = min(ttls.values())
             out.append(T_HASH_METADATA)
             out.ms(base)
-            out.length(len(h))
-            for f, v in h.items():
-                t = ttls.get(f)
-                out.length(0 if t is None else t - base + 1)
-                out.string(f, compress)
-                out.string(v, compress)
         else:
             out.append(T_HASH)
-            out.length(len(h))
-            for f, v in h.items():
-                out.string(f, compress)
-                out.string(v, compress)
+        out.length(len(h))
+        for f, v in h.items():
+            if ttls:
+                t = ttls.get(f)
+                out.length(0 if t is None else t - base + 1)
+            out.string(f, compress)
+            out.string(v, compress)
         return
     items = []
     if getattr(h, "listpackex", False):
